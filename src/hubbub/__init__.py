@@ -1,0 +1,8 @@
+"""hubbub: a light, self-hosted team-chat server that speaks the Zulip REST API."""
+
+__version__ = "0.1.0"
+
+# What clients are told: the Zulip release and API level this server implements.
+ZULIP_VERSION = "8.0"
+ZULIP_MERGE_BASE = "8.0"
+ZULIP_FEATURE_LEVEL = 237

@@ -1,0 +1,235 @@
+"""Creating, changing, deactivating and reactivating users.
+
+``check_*`` validates and then calls ``do_*``; ``do_*`` trusts its input. Every function
+runs inside the caller's write transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.credentials import generate_api_key, hash_password
+from hubbub.db.tables import user_profile
+from hubbub.errors import (
+    CannotDeactivateLastUserError,
+    JsonableError,
+    OrganizationAdminRequiredError,
+    OrganizationOwnerRequiredError,
+)
+from hubbub.models import EmailVisibility, Realm, Role, User
+from hubbub.queries.users import (
+    count_active_humans,
+    count_active_owners,
+    get_user_by_delivery_email,
+    get_user_by_id,
+)
+
+MAX_NAME_LENGTH = 100
+MIN_NAME_LENGTH = 2
+MIN_PASSWORD_LENGTH = 6
+# Characters Zulip refuses in names: they would break mention syntax and Markdown.
+_NAME_FORBIDDEN = set('*`\\>"@')
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
+_DOMAIN_LABEL_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+# A dummy address stands in for the real one when its owner hides it (feature level 163).
+DUMMY_EMAIL_DOMAIN = "hubbub.invalid"
+
+
+def check_full_name(raw: str) -> str:
+    name = raw.strip()
+    if len(name) > MAX_NAME_LENGTH:
+        raise JsonableError("Name too long!")
+    if len(name) < MIN_NAME_LENGTH:
+        raise JsonableError("Name too short!")
+    if any(c in _NAME_FORBIDDEN or unicodedata.category(c) in ("Cc", "Cs") for c in name):
+        raise JsonableError("Invalid characters in name!")
+    # "Name|15" would be ambiguous with the @**Name|15** mention syntax.
+    if re.search(r"\|\d+$", name):
+        raise JsonableError("Invalid format!")
+    return name
+
+
+def is_valid_email(email: str) -> bool:
+    if len(email) > 254 or not _EMAIL_RE.match(email):
+        return False
+    local, domain = email.rsplit("@", 1)
+    if len(local) > 64 or local.startswith(".") or local.endswith(".") or ".." in local:
+        return False
+    return all(_DOMAIN_LABEL_RE.match(label) for label in domain.split("."))
+
+
+def check_email(email: str) -> str:
+    email = email.strip()
+    if not is_valid_email(email):
+        raise JsonableError("Bad name or username")
+    return email
+
+
+def check_password_strength(password: str) -> str:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise JsonableError("The password is too weak.")
+    return password
+
+
+def check_role(role: int) -> Role:
+    try:
+        return Role(role)
+    except ValueError:
+        raise JsonableError("Invalid role") from None
+
+
+def api_email(user_id: int, delivery_email: str, visibility: int) -> str:
+    if visibility == EmailVisibility.EVERYONE:
+        return delivery_email
+    return f"user{user_id}@{DUMMY_EMAIL_DOMAIN}"
+
+
+async def check_create_user(
+    conn: AsyncConnection,
+    realm: Realm,
+    *,
+    email: str,
+    full_name: str,
+    password: str | None,
+    role: int = Role.MEMBER,
+    bot_type: int | None = None,
+    bot_owner_id: int | None = None,
+    now: float,
+) -> User:
+    email = check_email(email)
+    full_name = check_full_name(full_name)
+    role = check_role(role)
+    if password is not None:
+        check_password_strength(password)
+    if await get_user_by_delivery_email(conn, realm.id, email) is not None:
+        raise JsonableError(f"Email '{email}' already in use")
+    return await do_create_user(
+        conn,
+        realm,
+        email=email,
+        full_name=full_name,
+        password=password,
+        role=role,
+        bot_type=bot_type,
+        bot_owner_id=bot_owner_id,
+        now=now,
+    )
+
+
+async def do_create_user(
+    conn: AsyncConnection,
+    realm: Realm,
+    *,
+    email: str,
+    full_name: str,
+    password: str | None,
+    role: int,
+    bot_type: int | None,
+    bot_owner_id: int | None,
+    now: float,
+) -> User:
+    is_bot = bot_type is not None
+    # Bots' emails are always visible; humans start from the realm default.
+    visibility = EmailVisibility.EVERYONE if is_bot else realm.default_email_address_visibility
+    result = await conn.execute(
+        sa.insert(user_profile).values(
+            realm_id=realm.id,
+            # Unique placeholder until the id, which a dummy address needs, is known.
+            email=email if visibility == EmailVisibility.EVERYONE else f"{uuid.uuid4()}@pending",
+            delivery_email=email,
+            full_name=full_name,
+            password_hash=hash_password(password) if password else None,
+            api_key=generate_api_key(),
+            role=role,
+            is_bot=is_bot,
+            bot_type=bot_type,
+            bot_owner_id=bot_owner_id,
+            date_joined=now,
+            email_address_visibility=visibility,
+        )
+    )
+    user_id = int(result.inserted_primary_key[0])  # type: ignore[index]
+    if visibility != EmailVisibility.EVERYONE:
+        await conn.execute(
+            sa.update(user_profile)
+            .where(user_profile.c.id == user_id)
+            .values(email=api_email(user_id, email, visibility))
+        )
+    user = await get_user_by_id(conn, realm.id, user_id)
+    assert user is not None
+    return user
+
+
+async def do_change_full_name(conn: AsyncConnection, user: User, full_name: str) -> None:
+    await conn.execute(
+        sa.update(user_profile).where(user_profile.c.id == user.id).values(full_name=full_name)
+    )
+
+
+async def check_change_role(conn: AsyncConnection, acting: User, target: User, role: int) -> None:
+    """Administrators change roles; only owners grant or remove the owner role; the last
+    owner keeps it. Zulip's order of checks."""
+    new_role = check_role(role)
+    if new_role == target.role:
+        return
+    if Role.OWNER in (new_role, target.role) and not acting.is_owner:
+        raise OrganizationOwnerRequiredError()
+    if not acting.is_realm_admin:
+        raise OrganizationAdminRequiredError()
+    if (
+        target.role == Role.OWNER
+        and not target.is_bot
+        and await count_active_owners(conn, target.realm_id) <= 1
+    ):
+        raise JsonableError(
+            "The owner permission cannot be removed from the only organization owner."
+        )
+    await do_change_role(conn, target, new_role)
+
+
+async def do_change_role(conn: AsyncConnection, user: User, role: Role) -> None:
+    await conn.execute(
+        sa.update(user_profile).where(user_profile.c.id == user.id).values(role=role)
+    )
+
+
+async def check_deactivate_user(conn: AsyncConnection, acting: User, target: User) -> None:
+    """An administrator deactivating someone (``DELETE /users/{id}``)."""
+    if target.is_owner and not acting.is_owner:
+        raise OrganizationOwnerRequiredError()
+    if target.is_owner and await count_active_owners(conn, target.realm_id) <= 1:
+        raise JsonableError("Cannot deactivate the only organization owner")
+    await do_deactivate_user(conn, target)
+
+
+async def check_deactivate_own_user(conn: AsyncConnection, user: User) -> None:
+    """A user leaving (``DELETE /users/me``); the organization keeps a user and an owner."""
+    if await count_active_humans(conn, user.realm_id) <= 1:
+        raise CannotDeactivateLastUserError(is_last_owner=False)
+    if user.is_owner and await count_active_owners(conn, user.realm_id) <= 1:
+        raise CannotDeactivateLastUserError(is_last_owner=True)
+    await do_deactivate_user(conn, user)
+
+
+async def do_deactivate_user(conn: AsyncConnection, user: User) -> None:
+    await conn.execute(
+        sa.update(user_profile).where(user_profile.c.id == user.id).values(is_active=False)
+    )
+    # A deactivated human's bots stop too, as in Zulip.
+    if not user.is_bot:
+        await conn.execute(
+            sa.update(user_profile)
+            .where(user_profile.c.bot_owner_id == user.id, user_profile.c.is_bot)
+            .values(is_active=False)
+        )
+
+
+async def do_reactivate_user(conn: AsyncConnection, user: User) -> None:
+    await conn.execute(
+        sa.update(user_profile).where(user_profile.c.id == user.id).values(is_active=True)
+    )

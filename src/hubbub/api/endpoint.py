@@ -1,0 +1,185 @@
+"""``@endpoint``: one declaration per operation; parsing, auth, rate limits, errors, envelope.
+
+    @endpoint("GET", "/users/{user_id:int}")
+    async def get_user(req: ApiRequest, *, user_id: PathInt, client_gravatar: bool = True):
+        ...
+        return {"user": ...}
+
+The function returns the success payload (a dict) and raises ``ApiError`` for failures.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from hubbub.api.auth import authenticate, parse_basic_auth, subdomain_from_host
+from hubbub.api.params import ParamSpec, build_specs, parse_arguments
+from hubbub.api.responses import json_error, json_success
+from hubbub.errors import (
+    ApiError,
+    InternalServerError,
+    JsonableError,
+    RateLimitedError,
+    UnauthorizedError,
+)
+from hubbub.models import Realm, User
+from hubbub.queries.realms import get_realm_by_subdomain
+from hubbub.services import Services
+
+logger = logging.getLogger("hubbub.api")
+
+Payload = dict[str, Any]
+Handler = Callable[..., Awaitable[Payload]]
+
+# Accepted on every endpoint without being reported as ignored: ``client`` names the
+# client (over the User-Agent), ``api_key`` authenticates file downloads.
+UNIVERSAL_PARAMETERS = frozenset({"client", "api_key"})
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+@dataclass
+class ApiRequest:
+    """What an endpoint knows about its request, beyond its declared parameters."""
+
+    services: Services
+    http: Request
+    realm: Realm | None
+    client_name: str
+    user: User | None = None
+
+    @property
+    def me(self) -> User:
+        """The authenticated user (only on endpoints that require authentication)."""
+        assert self.user is not None
+        return self.user
+
+    @property
+    def my_realm(self) -> Realm:
+        assert self.realm is not None
+        return self.realm
+
+
+@dataclass
+class Endpoint:
+    method: str
+    path: str
+    func: Handler
+    auth: bool
+    specs: list[ParamSpec]
+    known_names: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def summary(self) -> str:
+        return (self.func.__doc__ or self.func.__name__).strip().splitlines()[0]
+
+
+ENDPOINTS: list[Endpoint] = []
+
+
+def endpoint(method: str, path: str, *, auth: bool = True) -> Callable[[Handler], Handler]:
+    """Register ``func`` as the handler of ``method path`` (path relative to /api/v1)."""
+
+    def register(func: Handler) -> Handler:
+        specs = build_specs(func)
+        known = frozenset(name for spec in specs for name in spec.names)
+        ENDPOINTS.append(Endpoint(method.upper(), path, func, auth, specs, known))
+        return func
+
+    return register
+
+
+def client_name(request: Request, args: dict[str, str]) -> str:
+    """The ``client`` parameter, else the User-Agent up to its first "/" (as Zulip)."""
+    if args.get("client"):
+        return args["client"][:30]
+    agent = request.headers.get("user-agent", "")
+    return agent.split("/", 1)[0].strip()[:30] or "Unspecified"
+
+
+async def read_arguments(request: Request) -> dict[str, str]:
+    """Form body first, then the query string, for every method; the first value wins."""
+    args: dict[str, str] = {}
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith(_FORM_TYPES):
+        try:
+            form = await request.form()
+        except Exception as exc:  # the multipart parser raises several types
+            raise JsonableError("Malformed request body") from exc
+        for key, value in form.multi_items():
+            if isinstance(value, str):
+                args.setdefault(key, value)
+    for key, value in request.query_params.multi_items():
+        args.setdefault(key, value)
+    return args
+
+
+def rate_limit_headers(
+    limit: int, remaining: int, reset_after: float, now: float
+) -> dict[str, str]:
+    return {
+        "X-RateLimit-Limit": str(limit),
+        "X-RateLimit-Remaining": str(remaining),
+        "X-RateLimit-Reset": str(int(now + reset_after)),
+    }
+
+
+async def _authenticate(req: ApiRequest) -> User:
+    header = req.http.headers.get("authorization")
+    if not header:
+        raise UnauthorizedError()
+    email, api_key = parse_basic_auth(header)
+    async with req.services.db.read() as conn:
+        return await authenticate(conn, req.realm, email, api_key)
+
+
+async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
+    if req.user is not None:
+        key = f"user:{req.user.id}"
+    else:
+        key = f"ip:{req.http.client.host if req.http.client else 'unknown'}"
+    result = await req.services.rate_limiter.hit(key)
+    if result.limit == 0:
+        return {}
+    headers = rate_limit_headers(
+        result.limit, result.remaining, result.reset_after, req.services.clock.now()
+    )
+    if not result.allowed:
+        raise RateLimitedError(round(result.reset_after, 3))
+    return headers
+
+
+async def dispatch(request: Request, ep: Endpoint) -> Response:
+    services: Services = request.app.state.services
+    headers: dict[str, str] = {}
+    try:
+        args = await read_arguments(request)
+        async with services.db.read() as conn:
+            realm = await get_realm_by_subdomain(
+                conn,
+                subdomain_from_host(
+                    request.headers.get("host", ""), services.settings.external_host
+                ),
+            )
+        req = ApiRequest(services, request, realm, client_name(request, args))
+        if ep.auth:
+            req.user = await _authenticate(req)
+        headers = await _check_rate_limit(req)
+        kwargs = parse_arguments(ep.specs, args, request.path_params)
+        payload = await ep.func(req, **kwargs)
+        ignored = [
+            name for name in args if name not in ep.known_names and name not in UNIVERSAL_PARAMETERS
+        ]
+        response = json_success(payload, ignored=ignored)
+        response.headers.update(headers)
+        return response
+    except ApiError as error:
+        return json_error(error, headers)
+    except Exception:
+        logger.exception("Internal server error on %s %s", request.method, request.url.path)
+        return json_error(InternalServerError())

@@ -1,0 +1,81 @@
+"""Unauthenticated endpoints: ``GET /server_settings`` and ``POST /fetch_api_key``."""
+
+from __future__ import annotations
+
+import hashlib
+
+from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
+from hubbub.actions.auth import check_password_login
+from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.urls import realm_url
+from hubbub.errors import InvalidSubdomainError
+from hubbub.models import Realm
+from hubbub.rendering import render_text
+
+# Every backend Zulip 8.0 lists; hubbub offers password (email) authentication only.
+_AUTH_BACKENDS = (
+    "password",
+    "dev",
+    "email",
+    "ldap",
+    "remoteuser",
+    "github",
+    "azuread",
+    "gitlab",
+    "apple",
+    "google",
+    "saml",
+    "openid connect",
+)
+
+
+def realm_icon_url(realm: Realm) -> str:
+    """Zulip's default icon: a Gravatar identicon derived from the subdomain."""
+    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
+    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
+
+
+def authentication_methods(realm: Realm | None) -> dict[str, bool]:
+    enabled = realm is None or realm.password_auth_enabled
+    return {name: enabled and name in ("password", "email") for name in _AUTH_BACKENDS}
+
+
+@endpoint("GET", "/server_settings", auth=False)
+async def get_server_settings(req: ApiRequest) -> Payload:
+    """Get server settings"""
+    realm = req.realm
+    methods = authentication_methods(realm)
+    result: Payload = {
+        "authentication_methods": methods,
+        "external_authentication_methods": [],
+        "zulip_feature_level": ZULIP_FEATURE_LEVEL,
+        "zulip_version": ZULIP_VERSION,
+        "zulip_merge_base": ZULIP_MERGE_BASE,
+        "push_notifications_enabled": False,
+        "is_incompatible": False,
+        "email_auth_enabled": methods["email"],
+        "require_email_format_usernames": True,
+    }
+    # On a subdomain with no organization only the server-wide keys are known.
+    if realm is not None:
+        result.update(
+            {
+                "realm_uri": realm_url(req),
+                "realm_name": realm.name,
+                "realm_icon": realm_icon_url(realm),
+                "realm_description": render_text(realm.description),
+                "realm_web_public_access_enabled": realm.enable_spectator_access,
+            }
+        )
+    return result
+
+
+@endpoint("POST", "/fetch_api_key", auth=False)
+async def fetch_api_key(req: ApiRequest, *, username: str, password: str) -> Payload:
+    """Fetch an API key (production)"""
+    if req.realm is None:
+        raise InvalidSubdomainError()
+    async with req.services.db.read() as conn:
+        user = await check_password_login(conn, req.realm, username, password)
+    # The real address, which is what the client logs in with (Zulip does the same).
+    return {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id}

@@ -1,0 +1,206 @@
+"""``/users``: list, fetch, create, update, deactivate and reactivate users."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import StringConstraints
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.actions.profile_fields import check_update_profile_data
+from hubbub.actions.users import (
+    check_change_role,
+    check_create_user,
+    check_deactivate_own_user,
+    check_deactivate_user,
+    check_full_name,
+    do_change_full_name,
+    do_reactivate_user,
+)
+from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.params import PathInt, PathStr
+from hubbub.errors import JsonableError, OrganizationAdminRequiredError
+from hubbub.models import Role, User
+from hubbub.queries.user_dicts import get_user_dicts
+from hubbub.queries.users import access_user_by_email, access_user_by_id, list_users
+
+MAX_DEACTIVATION_COMMENT = 2000
+
+
+def require_admin(user: User) -> None:
+    if not user.is_realm_admin:
+        raise JsonableError("Insufficient permission")
+
+
+async def _user_payload(
+    conn: AsyncConnection,
+    req: ApiRequest,
+    target: User,
+    *,
+    client_gravatar: bool,
+    include_custom_profile_fields: bool,
+) -> dict[str, Any]:
+    [user_dict] = await get_user_dicts(
+        conn,
+        [target],
+        req.me,
+        client_gravatar=client_gravatar,
+        include_custom_profile_fields=include_custom_profile_fields,
+    )
+    return user_dict
+
+
+@endpoint("GET", "/users")
+async def get_members(
+    req: ApiRequest, *, client_gravatar: bool = True, include_custom_profile_fields: bool = False
+) -> Payload:
+    """Get all users"""
+    async with req.services.db.read() as conn:
+        users = await list_users(conn, req.my_realm.id)
+        members = await get_user_dicts(
+            conn,
+            users,
+            req.me,
+            client_gravatar=client_gravatar,
+            include_custom_profile_fields=include_custom_profile_fields,
+        )
+    return {"members": members}
+
+
+@endpoint("GET", "/users/me")
+async def get_own_user(req: ApiRequest) -> Payload:
+    """Get own user"""
+    async with req.services.db.read() as conn:
+        me = await access_user_by_id(conn, req.my_realm.id, req.me.id)
+        result = await _user_payload(
+            conn, req, me, client_gravatar=False, include_custom_profile_fields=True
+        )
+    # Deprecated, kept for old clients: the newest message id the user received (or -1).
+    result["max_message_id"] = -1
+    return result
+
+
+@endpoint("GET", "/users/{user_id:int}")
+async def get_user(
+    req: ApiRequest,
+    *,
+    user_id: PathInt,
+    client_gravatar: bool = True,
+    include_custom_profile_fields: bool = False,
+) -> Payload:
+    """Get a user"""
+    async with req.services.db.read() as conn:
+        target = await access_user_by_id(conn, req.my_realm.id, user_id, allow_deactivated=True)
+        user = await _user_payload(
+            conn,
+            req,
+            target,
+            client_gravatar=client_gravatar,
+            include_custom_profile_fields=include_custom_profile_fields,
+        )
+    return {"user": user}
+
+
+@endpoint("GET", "/users/{email}")
+async def get_user_by_email(
+    req: ApiRequest,
+    *,
+    email: PathStr,
+    client_gravatar: bool = True,
+    include_custom_profile_fields: bool = False,
+) -> Payload:
+    """Get a user by email (feature level 39)"""
+    async with req.services.db.read() as conn:
+        target = await access_user_by_email(conn, req.my_realm.id, email)
+        user = await _user_payload(
+            conn,
+            req,
+            target,
+            client_gravatar=client_gravatar,
+            include_custom_profile_fields=include_custom_profile_fields,
+        )
+    return {"user": user}
+
+
+@endpoint("POST", "/users")
+async def create_user(req: ApiRequest, *, email: str, password: str, full_name: str) -> Payload:
+    """Create a user"""
+    # Zulip also requires a server-granted can_create_users flag; hubbub lets every
+    # administrator create users (docs/architecture.md, "Decisions").
+    if not req.me.is_realm_admin:
+        raise OrganizationAdminRequiredError()
+    async with req.services.db.write() as conn:
+        user = await check_create_user(
+            conn,
+            req.my_realm,
+            email=email,
+            full_name=full_name,
+            password=password,
+            now=req.services.clock.now(),
+        )
+    return {"user_id": user.id}
+
+
+@endpoint("PATCH", "/users/{user_id:int}")
+async def update_user(
+    req: ApiRequest,
+    *,
+    user_id: PathInt,
+    full_name: str | None = None,
+    role: Literal[100, 200, 300, 400, 600] | None = None,
+    profile_data: list[dict[str, Any]] | None = None,
+) -> Payload:
+    """Update a user"""
+    async with req.services.db.write() as conn:
+        target = await access_user_by_id(conn, req.my_realm.id, user_id, allow_deactivated=True)
+        # Administrators edit anyone; a bot's owner may edit the bot.
+        if not req.me.is_realm_admin and not (target.is_bot and target.bot_owner_id == req.me.id):
+            raise JsonableError("Insufficient permission")
+        if role is not None:
+            await check_change_role(conn, req.me, target, Role(role))
+        # Zulip ignores an empty or unchanged name rather than failing.
+        if full_name is not None and full_name.strip() and full_name.strip() != target.full_name:
+            await do_change_full_name(conn, target, check_full_name(full_name))
+        if profile_data is not None:
+            await check_update_profile_data(conn, target, profile_data)
+    return {}
+
+
+@endpoint("DELETE", "/users/{user_id:int}")
+async def deactivate_user(
+    req: ApiRequest,
+    *,
+    user_id: PathInt,
+    deactivation_notification_comment: Annotated[
+        str, StringConstraints(max_length=MAX_DEACTIVATION_COMMENT)
+    ]
+    | None = None,
+) -> Payload:
+    """Deactivate a user"""
+    require_admin(req.me)
+    async with req.services.db.write() as conn:
+        target = await access_user_by_id(conn, req.my_realm.id, user_id, allow_bots=False)
+        await check_deactivate_user(conn, req.me, target)
+    # hubbub sends no email; the comment Zulip would mail to the user is accepted and dropped.
+    del deactivation_notification_comment
+    return {}
+
+
+@endpoint("DELETE", "/users/me")
+async def deactivate_own_user(req: ApiRequest) -> Payload:
+    """Deactivate own user"""
+    async with req.services.db.write() as conn:
+        me = await access_user_by_id(conn, req.my_realm.id, req.me.id)
+        await check_deactivate_own_user(conn, me)
+    return {}
+
+
+@endpoint("POST", "/users/{user_id:int}/reactivate")
+async def reactivate_user(req: ApiRequest, *, user_id: PathInt) -> Payload:
+    """Reactivate a user"""
+    require_admin(req.me)
+    async with req.services.db.write() as conn:
+        target = await access_user_by_id(conn, req.my_realm.id, user_id, allow_deactivated=True)
+        # Reactivating an active user is a no-op success, as in Zulip.
+        await do_reactivate_user(conn, target)
+    return {}

@@ -1,0 +1,58 @@
+"""``create_app(settings)``: the ASGI application, its services and their lifetime."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from hubbub.api.responses import json_error
+from hubbub.api.routes import build_routes
+from hubbub.errors import ApiError, InternalServerError, MethodNotAllowedError, NotFoundError
+from hubbub.services import Services, build_services
+from hubbub.settings import Settings
+
+logger = logging.getLogger("hubbub")
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    error: ApiError
+    if exc.status_code == 404:
+        error = NotFoundError()
+    elif exc.status_code == 405:
+        error = MethodNotAllowedError([])
+    else:
+        error = InternalServerError()
+    return json_error(error)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    logger.error("Internal server error on %s %s", request.method, request.url.path, exc_info=exc)
+    return json_error(InternalServerError())
+
+
+def create_app(settings: Settings, *, services: Services | None = None) -> Starlette:
+    """The application; ``services`` lets tests inject their own (a fake clock, say)."""
+    services = services or build_services(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            await services.close()
+
+    app = Starlette(
+        routes=build_routes(),
+        exception_handlers={HTTPException: _http_exception, Exception: _server_error},
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    return app

@@ -1,0 +1,267 @@
+"""The ``hubbub`` command: serve, create-realm, create-user, zuliprc.
+
+Every failure a user can cause ends in one line on standard error and exit status 1; with
+``--json`` standard output carries only the JSON object, and logs go to standard error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import socket
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import orjson
+import typer
+
+from hubbub.bootstrap import (
+    create_user_in_realm,
+    ensure_first_realm,
+    find_user,
+    site_url,
+    write_zuliprc,
+    zuliprc_text,
+)
+from hubbub.db.engine import DatabaseUnavailableError
+from hubbub.db.migrate import upgrade
+from hubbub.errors import ApiError
+from hubbub.models import ROLE_NAMES, Role
+from hubbub.services import Services, build_services
+from hubbub.settings import Settings, SettingsError, load_settings
+
+app = typer.Typer(
+    name="hubbub",
+    help="A light, self-hosted team-chat server that speaks the Zulip API.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+logger = logging.getLogger("hubbub")
+T = TypeVar("T")
+
+DataDirOption = Annotated[
+    Path | None, typer.Option("--data-dir", help="Data directory [env HUBBUB_DATA_DIR].")
+]
+DatabaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url", help="sqlite:///PATH or postgresql://… [env HUBBUB_DATABASE_URL]."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+def fail(message: str) -> NoReturn:
+    typer.echo(f"hubbub: error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def _settings(**flags: Any) -> Settings:
+    try:
+        return load_settings(flags)
+    except SettingsError as exc:
+        fail(str(exc))
+
+
+def _run(settings: Settings, work: Callable[[Services], Awaitable[T]]) -> T:
+    """Open the database (applying migrations), run ``work``, close; errors become one line."""
+
+    async def main() -> T:
+        services = build_services(settings)
+        try:
+            await services.db.check_reachable()
+            await upgrade(services.db)
+            return await work(services)
+        finally:
+            await services.close()
+
+    try:
+        return asyncio.run(main())
+    except DatabaseUnavailableError as exc:
+        fail(" ".join(str(exc).split()))
+    except ApiError as exc:
+        fail(exc.msg)
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(
+        level=os.environ.get("HUBBUB_LOG_LEVEL", "INFO").upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _check_port_free(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                fail(f"port {port} on {host} is already in use (choose another with --port)")
+            fail(f"cannot listen on {host}:{port}: {exc.strerror}")
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str | None, typer.Option(help="Address to listen on [env HUBBUB_HOST].")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="Port [env HUBBUB_PORT].")] = None,
+    data_dir: DataDirOption = None,
+    database_url: DatabaseOption = None,
+    redis_url: Annotated[
+        str | None, typer.Option("--redis-url", help="redis://… [env HUBBUB_REDIS_URL].")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes (PostgreSQL + Redis).")
+    ] = None,
+    owner_email: Annotated[
+        str | None,
+        typer.Option("--owner-email", help="First owner's email [env HUBBUB_OWNER_EMAIL]."),
+    ] = None,
+) -> None:
+    """Apply pending migrations, create the first organization if needed, and serve."""
+    _configure_logging()
+    settings = _settings(
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        database_url=database_url,
+        redis_url=redis_url,
+        workers=workers,
+        owner_email=owner_email,
+    )
+    if settings.workers > 1:
+        if settings.effective_database_url.startswith("sqlite"):
+            fail("--workers above 1 needs PostgreSQL (--database-url): SQLite runs in one process")
+        if not settings.redis_url:
+            fail("--workers above 1 needs Redis (--redis-url) so workers share queues and limits")
+    _check_port_free(settings.host, settings.port)
+    first = _run(settings, ensure_first_realm)
+    if first is not None:
+        site = site_url("", settings.host, settings.port, settings.external_host)
+        zuliprc = settings.data_dir / "zuliprc"
+        write_zuliprc(zuliprc, first.user.delivery_email, first.user.api_key, site)
+        typer.echo(
+            "Created the organization and its owner (shown once; keep them safe):\n"
+            f"  URL:      {site}\n"
+            f"  Email:    {first.user.delivery_email}\n"
+            f"  Password: {first.password}\n"
+            f"  API key:  {first.user.api_key}\n"
+            f"  zuliprc:  {zuliprc.resolve()}  (for the official Zulip clients: "
+            f"zulip-send --config-file {zuliprc} ...)"
+        )
+    from hubbub.server import run_server
+
+    run_server(settings)
+
+
+@app.command("create-realm")
+def create_realm(
+    subdomain: Annotated[str, typer.Option(help='Subdomain ("" for the root domain).')],
+    name: Annotated[str, typer.Option(help="Organization name.")],
+    data_dir: DataDirOption = None,
+    database_url: DatabaseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Create an organization (realm)."""
+    from hubbub.actions.realms import check_create_realm
+
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+
+    async def work(services: Services) -> Any:
+        async with services.db.write() as conn:
+            return await check_create_realm(
+                conn, subdomain=subdomain, name=name, now=services.clock.now()
+            )
+
+    realm = _run(settings, work)
+    url = site_url(realm.string_id, settings.host, settings.port, settings.external_host)
+    if as_json:
+        typer.echo(
+            orjson.dumps(
+                {"realm_id": realm.id, "subdomain": realm.string_id, "name": realm.name, "url": url}
+            ).decode()
+        )
+    else:
+        typer.echo(f"Created organization {realm.name!r} (id {realm.id}) at {url}")
+
+
+@app.command("create-user")
+def create_user(
+    realm: Annotated[
+        str, typer.Option("--realm", help='Subdomain of the organization ("" = root).')
+    ],
+    email: Annotated[str, typer.Option(help="Email address.")],
+    full_name: Annotated[str, typer.Option("--full-name", help="Full name.")],
+    role: Annotated[str, typer.Option(help="owner|admin|moderator|member|guest")] = "member",
+    password: Annotated[str | None, typer.Option(help="Password (omit: API key only).")] = None,
+    bot: Annotated[bool, typer.Option("--bot", help="Create a (generic) bot.")] = False,
+    data_dir: DataDirOption = None,
+    database_url: DatabaseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Create a user; works while `hubbub serve` runs on the same database."""
+    if role not in ROLE_NAMES:
+        fail(f"invalid role {role!r}: choose one of {', '.join(ROLE_NAMES)}")
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+
+    async def work(services: Services) -> Any:
+        return await create_user_in_realm(
+            services,
+            subdomain=realm,
+            email=email,
+            full_name=full_name,
+            role=Role.from_name(role),
+            password=password,
+            bot=bot,
+        )
+
+    user = _run(settings, work)
+    if as_json:
+        typer.echo(
+            orjson.dumps(
+                {"user_id": user.id, "email": user.delivery_email, "api_key": user.api_key}
+            ).decode()
+        )
+    else:
+        typer.echo(f"Created user {user.delivery_email} (id {user.id}); API key {user.api_key}")
+
+
+@app.command()
+def zuliprc(
+    realm: Annotated[
+        str, typer.Option("--realm", help='Subdomain of the organization ("" = root).')
+    ],
+    email: Annotated[str, typer.Option(help="The user's email.")],
+    site: Annotated[str | None, typer.Option(help="Server URL clients should use.")] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="File to write (default: standard output).")
+    ] = None,
+    data_dir: DataDirOption = None,
+    database_url: DatabaseOption = None,
+) -> None:
+    """Write a zuliprc ([api] email, key, site) for the official Zulip clients."""
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+
+    async def work(services: Services) -> Any:
+        return await find_user(services, subdomain=realm, email=email)
+
+    user = _run(settings, work)
+    url = site or site_url(realm, settings.host, settings.port, settings.external_host)
+    if output is None:
+        typer.echo(zuliprc_text(user.delivery_email, user.api_key, url), nl=False)
+    else:
+        write_zuliprc(output, user.delivery_email, user.api_key, url)
+        typer.echo(f"Wrote {output}", err=True)
+
+
+def main() -> None:
+    app()

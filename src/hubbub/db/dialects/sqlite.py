@@ -1,0 +1,45 @@
+"""SQLite: one writer at a time, WAL, and the pragmas that make it safe and fast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+BUSY_TIMEOUT_MS = 10_000
+# Writes are serialized in-process, so the pool only needs room for concurrent readers.
+POOL_SIZE = 8
+
+ENGINE_KWARGS: dict[str, Any] = {"pool_size": POOL_SIZE, "max_overflow": 4}
+SERIALIZE_WRITES = True
+
+
+def install(engine: AsyncEngine) -> None:
+    """Set the pragmas on every new connection and take control of transaction begin.
+
+    pysqlite's own implicit BEGIN is turned off so that write transactions can start with
+    BEGIN IMMEDIATE: a deferred transaction that later writes can fail with SQLITE_BUSY when
+    another process (say ``hubbub create-user``) wrote meanwhile, and busy_timeout cannot help.
+    """
+    sync_engine = engine.sync_engine
+
+    @sa.event.listens_for(sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cursor.close()
+
+    @sa.event.listens_for(sync_engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        write = conn.get_execution_options().get("hubbub_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def insert(table: sa.Table) -> Any:
+    return sqlite_insert(table)

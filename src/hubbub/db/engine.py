@@ -1,0 +1,83 @@
+"""The database handle every action and query uses: ``read()`` and ``write()`` transactions."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import ModuleType
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from hubbub.db import dialects
+
+
+class DatabaseUnavailableError(RuntimeError):
+    """The database cannot be reached or opened; the message is meant for the user."""
+
+
+def normalize_url(url: str) -> str:
+    """Accept the URLs users write (``postgresql://``, ``sqlite:///``) and pick our drivers."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "postgresql":
+        return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False)
+    raise DatabaseUnavailableError(
+        f"unsupported database URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DB"
+    )
+
+
+class Database:
+    def __init__(self, url: str) -> None:
+        self.url = normalize_url(url)
+        sa_url = make_url(self.url)
+        self.dialect_name = sa_url.get_backend_name()
+        self.dialect: ModuleType = dialects.for_name(self.dialect_name)
+        if self.dialect_name == "sqlite" and sa_url.database not in (None, "", ":memory:"):
+            Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
+        self.engine: AsyncEngine = create_async_engine(self.url, **self.dialect.ENGINE_KWARGS)
+        self.dialect.install(self.engine)
+        self._write_lock = asyncio.Lock() if self.dialect.SERIALIZE_WRITES else None
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.dialect_name == "sqlite"
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A read-only transaction (a consistent snapshot on both dialects)."""
+        async with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction: committed when the block ends, rolled back if it raises.
+
+        On SQLite writes are serialized in-process (SQLite has one writer), and start with
+        BEGIN IMMEDIATE so that a writer in another process makes us wait, not fail.
+        """
+        if self._write_lock is None:
+            async with self.engine.connect() as conn, conn.begin():
+                yield conn
+            return
+        async with self._write_lock, self.engine.connect() as conn:
+            conn = await conn.execution_options(hubbub_write=True)
+            async with conn.begin():
+                yield conn
+
+    async def check_reachable(self) -> None:
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(sa.text("SELECT 1"))
+        except Exception as exc:
+            raise DatabaseUnavailableError(
+                f"cannot connect to the database at {make_url(self.url)!r}: {exc}"
+            ) from exc
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

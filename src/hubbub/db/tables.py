@@ -1,0 +1,111 @@
+"""Every table, in one place (SQLAlchemy Core).
+
+The naming convention makes constraint and index names identical on SQLite and PostgreSQL,
+so migrations written once apply to both. Times are stored as UNIX seconds (float) so both
+dialects agree on them without time-zone conversions.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+
+realm = sa.Table(
+    "realm",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    # The subdomain; "" is the realm served at the root domain.
+    sa.Column("string_id", sa.String(40), nullable=False, unique=True),
+    sa.Column("name", sa.String(40), nullable=False),
+    sa.Column("description", sa.Text, nullable=False, server_default=""),
+    sa.Column("date_created", sa.Double, nullable=False),
+    sa.Column("deactivated", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("password_auth_enabled", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("enable_spectator_access", sa.Boolean, nullable=False, server_default=sa.false()),
+    # Realm-wide default for new users' email_address_visibility (1 = everyone).
+    sa.Column(
+        "default_email_address_visibility", sa.SmallInteger, nullable=False, server_default="1"
+    ),
+)
+
+user_profile = sa.Table(
+    "user_profile",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    # The address other users and the API see; equals delivery_email unless the user's
+    # email_address_visibility hides it (then a dummy "user<ID>@<host>" address).
+    sa.Column("email", sa.String(254), nullable=False),
+    # The real address the user logs in with.
+    sa.Column("delivery_email", sa.String(254), nullable=False),
+    sa.Column("full_name", sa.String(100), nullable=False),
+    # Argon2 hash; NULL means the account cannot log in with a password.
+    sa.Column("password_hash", sa.String(255), nullable=True),
+    sa.Column("api_key", sa.String(32), nullable=False, unique=True),
+    sa.Column("role", sa.SmallInteger, nullable=False),
+    sa.Column("is_active", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("is_billing_admin", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("is_bot", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("bot_type", sa.SmallInteger, nullable=True),
+    sa.Column("bot_owner_id", sa.ForeignKey("user_profile.id", ondelete="SET NULL"), nullable=True),
+    sa.Column("date_joined", sa.Double, nullable=False),
+    sa.Column("timezone", sa.String(40), nullable=False, server_default=""),
+    # "G": Gravatar (computed from the email), "U": uploaded.
+    sa.Column("avatar_source", sa.String(1), nullable=False, server_default="G"),
+    sa.Column("avatar_version", sa.Integer, nullable=False, server_default="1"),
+    sa.Column("email_address_visibility", sa.SmallInteger, nullable=False, server_default="1"),
+    sa.Index(
+        "uq_user_profile_realm_delivery_email",
+        "realm_id",
+        sa.func.lower(sa.column("delivery_email")),
+        unique=True,
+    ),
+    sa.Index(
+        "uq_user_profile_realm_email", "realm_id", sa.func.lower(sa.column("email")), unique=True
+    ),
+)
+
+custom_profile_field = sa.Table(
+    "custom_profile_field",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False, index=True
+    ),
+    sa.Column("name", sa.String(40), nullable=False),
+    sa.Column("hint", sa.String(80), nullable=False, server_default=""),
+    sa.Column("field_type", sa.SmallInteger, nullable=False),
+    # JSON text: choices of a select field, subtype of an external account field.
+    sa.Column("field_data", sa.Text, nullable=False, server_default=""),
+    sa.Column("order", sa.Integer, nullable=False),
+    sa.Column("display_in_profile_summary", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.UniqueConstraint("realm_id", "name"),
+)
+
+custom_profile_field_value = sa.Table(
+    "custom_profile_field_value",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column(
+        "field_id",
+        sa.ForeignKey("custom_profile_field.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("value", sa.Text, nullable=False),
+    # HTML for the text-like field types (short and long text); NULL for the others.
+    sa.Column("rendered_value", sa.Text, nullable=True),
+    sa.UniqueConstraint("user_profile_id", "field_id"),
+)

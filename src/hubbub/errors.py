@@ -1,0 +1,195 @@
+"""Zulip-shaped API errors.
+
+Every error an endpoint can produce is an ``ApiError`` subclass: a class-level ``code``
+(Zulip's ``ErrorCode`` name), ``http_status`` and message template, plus the names of extra
+data fields that are copied into the JSON body. Code raises them; exactly one handler in
+``api/responses.py`` renders them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+class ErrorCode(StrEnum):
+    BAD_REQUEST = "BAD_REQUEST"
+    REQUEST_VARIABLE_MISSING = "REQUEST_VARIABLE_MISSING"
+    REQUEST_VARIABLE_INVALID = "REQUEST_VARIABLE_INVALID"
+    REQUEST_CONFUSING_VAR = "REQUEST_CONFUSING_VAR"
+    UNAUTHORIZED = "UNAUTHORIZED"
+    INVALID_API_KEY = "INVALID_API_KEY"
+    INVALID_API_KEY_FORMAT = "INVALID_API_KEY_FORMAT"
+    USER_DEACTIVATED = "USER_DEACTIVATED"
+    REALM_DEACTIVATED = "REALM_DEACTIVATED"
+    AUTHENTICATION_FAILED = "AUTHENTICATION_FAILED"
+    PASSWORD_AUTH_DISABLED = "PASSWORD_AUTH_DISABLED"
+    RATE_LIMIT_HIT = "RATE_LIMIT_HIT"
+    CANNOT_DEACTIVATE_LAST_USER = "CANNOT_DEACTIVATE_LAST_USER"
+    UNAUTHORIZED_PRINCIPAL = "UNAUTHORIZED_PRINCIPAL"
+    NONEXISTENT_SUBDOMAIN = "NONEXISTENT_SUBDOMAIN"
+
+
+class ApiError(Exception):
+    """Base of every error rendered as ``{"result": "error", "msg", "code", ...}``."""
+
+    # None for the few generic errors Zulip sends without a code (404, 405, 500).
+    code: ClassVar[ErrorCode | None] = ErrorCode.BAD_REQUEST
+    http_status: ClassVar[int] = 400
+    # Names of instance attributes copied into the response body.
+    data_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg)
+        self.msg = msg
+
+    def data(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.data_fields}
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+
+class JsonableError(ApiError):
+    """A plain ``BAD_REQUEST`` with a message: the most common error."""
+
+
+class MissingArgumentError(ApiError):
+    code = ErrorCode.REQUEST_VARIABLE_MISSING
+    data_fields = ("var_name",)
+
+    def __init__(self, var_name: str) -> None:
+        super().__init__(f"Missing '{var_name}' argument")
+        self.var_name = var_name
+
+
+class ConfusingParamsError(ApiError):
+    code = ErrorCode.REQUEST_CONFUSING_VAR
+    data_fields = ("var_name1", "var_name2")
+
+    def __init__(self, var_name1: str, var_name2: str) -> None:
+        super().__init__(f"Can't decide between '{var_name1}' and '{var_name2}' arguments")
+        self.var_name1 = var_name1
+        self.var_name2 = var_name2
+
+
+class UnauthorizedError(ApiError):
+    code = ErrorCode.UNAUTHORIZED
+    http_status = 401
+
+    def __init__(self, msg: str = "Not logged in: API authentication or user session required"):
+        super().__init__(msg)
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Basic realm="zulip"'}
+
+
+class UserDeactivatedError(ApiError):
+    # 401 since Zulip 5.0 (feature level 76); 403 before.
+    code = ErrorCode.USER_DEACTIVATED
+    http_status = 401
+
+    def __init__(self) -> None:
+        super().__init__("Account is deactivated")
+
+
+class RealmDeactivatedError(ApiError):
+    # 401 since Zulip 5.0 (feature level 76); 403 before.
+    code = ErrorCode.REALM_DEACTIVATED
+    http_status = 401
+
+    def __init__(self) -> None:
+        super().__init__("This organization has been deactivated")
+
+
+class InvalidSubdomainError(ApiError):
+    code = ErrorCode.NONEXISTENT_SUBDOMAIN
+    http_status = 404
+
+    def __init__(self) -> None:
+        super().__init__("Invalid subdomain")
+
+
+class OrganizationOwnerRequiredError(ApiError):
+    code = ErrorCode.UNAUTHORIZED_PRINCIPAL
+
+    def __init__(self) -> None:
+        super().__init__("Must be an organization owner")
+
+
+class OrganizationAdminRequiredError(ApiError):
+    code = ErrorCode.UNAUTHORIZED_PRINCIPAL
+
+    def __init__(self) -> None:
+        super().__init__("Must be an organization administrator")
+
+
+class AuthenticationFailedError(ApiError):
+    code = ErrorCode.AUTHENTICATION_FAILED
+    http_status = 401
+
+    def __init__(self) -> None:
+        super().__init__("Your username or password is incorrect")
+
+
+class PasswordAuthDisabledError(ApiError):
+    code = ErrorCode.PASSWORD_AUTH_DISABLED
+    http_status = 401
+
+    def __init__(self) -> None:
+        super().__init__("Password authentication is disabled in this organization")
+
+
+class RateLimitedError(ApiError):
+    code = ErrorCode.RATE_LIMIT_HIT
+    http_status = 429
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("API usage exceeded rate limit")
+        self.retry_after = retry_after
+
+    def data(self) -> dict[str, Any]:
+        # The body key has a hyphen, which no attribute name can carry.
+        return {"retry-after": self.retry_after}
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
+class CannotDeactivateLastUserError(ApiError):
+    code = ErrorCode.CANNOT_DEACTIVATE_LAST_USER
+    data_fields = ("is_last_owner", "entity")
+
+    def __init__(self, *, is_last_owner: bool) -> None:
+        self.is_last_owner = is_last_owner
+        self.entity = "organization owner" if is_last_owner else "user"
+        super().__init__(f"Cannot deactivate the only {self.entity}.")
+
+
+class NotFoundError(ApiError):
+    code = None
+    http_status = 404
+
+    def __init__(self) -> None:
+        super().__init__("Not Found")
+
+
+class MethodNotAllowedError(ApiError):
+    code = None
+    http_status = 405
+    data_fields = ("allowed_methods",)
+
+    def __init__(self, allowed_methods: list[str]) -> None:
+        super().__init__("Method Not Allowed")
+        self.allowed_methods = allowed_methods
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": ", ".join(self.allowed_methods)}
+
+
+class InternalServerError(ApiError):
+    code = None
+    http_status = 500
+
+    def __init__(self) -> None:
+        super().__init__("Internal server error")

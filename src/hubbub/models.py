@@ -1,0 +1,106 @@
+"""Plain row types shared by actions, queries and the API layer (no ORM)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+
+class Role(IntEnum):
+    """Zulip's role integers (feature level 59)."""
+
+    OWNER = 100
+    ADMINISTRATOR = 200
+    MODERATOR = 300
+    MEMBER = 400
+    GUEST = 600
+
+    @classmethod
+    def from_name(cls, name: str) -> Role:
+        return ROLE_NAMES[name]
+
+
+ROLE_NAMES: dict[str, Role] = {
+    "owner": Role.OWNER,
+    "admin": Role.ADMINISTRATOR,
+    "moderator": Role.MODERATOR,
+    "member": Role.MEMBER,
+    "guest": Role.GUEST,
+}
+
+
+class BotType(IntEnum):
+    GENERIC = 1
+    INCOMING_WEBHOOK = 2
+    OUTGOING_WEBHOOK = 3
+    EMBEDDED = 4
+
+
+class EmailVisibility(IntEnum):
+    """Who may see a user's real (delivery) email; Zulip's values (feature level 163)."""
+
+    EVERYONE = 1
+    MEMBERS = 2
+    ADMINS = 3
+    NOBODY = 4
+    MODERATORS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Realm:
+    id: int
+    string_id: str
+    name: str
+    description: str
+    date_created: float
+    deactivated: bool
+    password_auth_enabled: bool
+    enable_spectator_access: bool
+    default_email_address_visibility: int
+
+    @classmethod
+    def from_row(cls, row: Any) -> Realm:
+        return cls(**{name: row._mapping[name] for name in cls.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: int
+    realm_id: int
+    email: str
+    delivery_email: str
+    full_name: str
+    password_hash: str | None
+    api_key: str
+    role: int
+    is_active: bool
+    is_billing_admin: bool
+    is_bot: bool
+    bot_type: int | None
+    bot_owner_id: int | None
+    date_joined: float
+    timezone: str
+    avatar_source: str
+    avatar_version: int
+    email_address_visibility: int
+
+    @classmethod
+    def from_row(cls, row: Any) -> User:
+        return cls(**{name: row._mapping[name] for name in cls.__slots__})
+
+    @property
+    def is_owner(self) -> bool:
+        return self.role == Role.OWNER
+
+    @property
+    def is_realm_admin(self) -> bool:
+        return self.role in (Role.OWNER, Role.ADMINISTRATOR)
+
+    @property
+    def is_moderator(self) -> bool:
+        return self.role == Role.MODERATOR
+
+    @property
+    def is_guest(self) -> bool:
+        return self.role == Role.GUEST

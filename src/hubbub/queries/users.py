@@ -1,0 +1,163 @@
+"""Reading users: lookups that return None (get_*) or raise (access_*)."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.db.tables import user_profile
+from hubbub.errors import JsonableError
+from hubbub.models import Role, User
+
+
+async def get_user_by_id(conn: AsyncConnection, realm_id: int, user_id: int) -> User | None:
+    row = (
+        await conn.execute(
+            sa.select(user_profile).where(
+                user_profile.c.id == user_id, user_profile.c.realm_id == realm_id
+            )
+        )
+    ).first()
+    return None if row is None else User.from_row(row)
+
+
+async def get_user_by_email(conn: AsyncConnection, realm_id: int, email: str) -> User | None:
+    """Find a user by API email, case-insensitively.
+
+    At feature level 237 ``GET /users/{email}`` matches the API email only; lookup by
+    the real (delivery) email arrived in Zulip 10.0 (feature level 302).
+    """
+    row = (
+        await conn.execute(
+            sa.select(user_profile).where(
+                user_profile.c.realm_id == realm_id,
+                sa.func.lower(user_profile.c.email) == email.strip().lower(),
+            )
+        )
+    ).first()
+    return None if row is None else User.from_row(row)
+
+
+async def get_user_by_delivery_email(
+    conn: AsyncConnection, realm_id: int, email: str
+) -> User | None:
+    row = (
+        await conn.execute(
+            sa.select(user_profile).where(
+                user_profile.c.realm_id == realm_id,
+                sa.func.lower(user_profile.c.delivery_email) == email.strip().lower(),
+            )
+        )
+    ).first()
+    return None if row is None else User.from_row(row)
+
+
+async def get_users_by_login_email(conn: AsyncConnection, email: str) -> list[User]:
+    """Every account, in any realm, whose API or real email is ``email`` (authentication)."""
+    lowered = email.strip().lower()
+    rows = await conn.execute(
+        sa.select(user_profile).where(
+            sa.or_(
+                sa.func.lower(user_profile.c.email) == lowered,
+                sa.func.lower(user_profile.c.delivery_email) == lowered,
+            )
+        )
+    )
+    return [User.from_row(row) for row in rows]
+
+
+async def realm_ids_with_delivery_email(conn: AsyncConnection, email: str) -> list[int]:
+    rows = await conn.execute(
+        sa.select(user_profile.c.realm_id).where(
+            sa.func.lower(user_profile.c.delivery_email) == email.strip().lower()
+        )
+    )
+    return list(rows.scalars())
+
+
+def _no_such_user() -> JsonableError:
+    return JsonableError("No such user")
+
+
+async def access_user_by_id(
+    conn: AsyncConnection,
+    realm_id: int,
+    user_id: int,
+    *,
+    allow_deactivated: bool = False,
+    allow_bots: bool = True,
+) -> User:
+    user = await get_user_by_id(conn, realm_id, user_id)
+    if user is None or (user.is_bot and not allow_bots):
+        raise _no_such_user()
+    if not user.is_active and not allow_deactivated:
+        raise JsonableError("User is deactivated")
+    return user
+
+
+async def access_user_by_email(
+    conn: AsyncConnection, realm_id: int, email: str, *, allow_deactivated: bool = True
+) -> User:
+    user = await get_user_by_email(conn, realm_id, email)
+    if user is None or (not user.is_active and not allow_deactivated):
+        raise _no_such_user()
+    return user
+
+
+async def list_users(conn: AsyncConnection, realm_id: int) -> list[User]:
+    rows = await conn.execute(
+        sa.select(user_profile)
+        .where(user_profile.c.realm_id == realm_id)
+        .order_by(user_profile.c.id)
+    )
+    return [User.from_row(row) for row in rows]
+
+
+async def count_active_owners(conn: AsyncConnection, realm_id: int) -> int:
+    return int(
+        (
+            await conn.execute(
+                sa.select(sa.func.count())
+                .select_from(user_profile)
+                .where(
+                    user_profile.c.realm_id == realm_id,
+                    user_profile.c.role == Role.OWNER,
+                    user_profile.c.is_active,
+                    sa.not_(user_profile.c.is_bot),
+                )
+            )
+        ).scalar_one()
+    )
+
+
+async def count_active_humans(conn: AsyncConnection, realm_id: int) -> int:
+    return int(
+        (
+            await conn.execute(
+                sa.select(sa.func.count())
+                .select_from(user_profile)
+                .where(
+                    user_profile.c.realm_id == realm_id,
+                    user_profile.c.is_active,
+                    sa.not_(user_profile.c.is_bot),
+                )
+            )
+        ).scalar_one()
+    )
+
+
+async def get_first_owner_id(conn: AsyncConnection, realm_id: int) -> int | None:
+    """The longest-standing active human owner (who owns bots made from the command line)."""
+    return (
+        await conn.execute(
+            sa.select(user_profile.c.id)
+            .where(
+                user_profile.c.realm_id == realm_id,
+                user_profile.c.role == Role.OWNER,
+                user_profile.c.is_active,
+                sa.not_(user_profile.c.is_bot),
+            )
+            .order_by(user_profile.c.id)
+            .limit(1)
+        )
+    ).scalar()

@@ -1,0 +1,83 @@
+"""Per-key request rate limiting over a sliding window, as Zulip does (200 per minute).
+
+The in-memory limiter serves one process. With several worker processes the limit must be
+shared; ``RedisRateLimiter`` keeps each key's recent request times in a Redis sorted set.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from typing import Protocol
+
+from hubbub.clock import Clock
+
+
+@dataclass(frozen=True)
+class RateLimitResult:
+    allowed: bool
+    limit: int
+    remaining: int
+    # Seconds until the oldest request in the window leaves it.
+    reset_after: float
+
+
+class RateLimiter(Protocol):
+    async def hit(self, key: str) -> RateLimitResult: ...
+
+
+class NoRateLimiter:
+    async def hit(self, key: str) -> RateLimitResult:
+        return RateLimitResult(True, 0, 0, 0.0)
+
+
+class MemoryRateLimiter:
+    def __init__(self, limit: int, window: float, clock: Clock) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self._hits: dict[str, deque[float]] = {}
+
+    async def hit(self, key: str) -> RateLimitResult:
+        now = self.clock.monotonic()
+        hits = self._hits.setdefault(key, deque())
+        while hits and hits[0] <= now - self.window:
+            hits.popleft()
+        if len(hits) >= self.limit:
+            return RateLimitResult(False, self.limit, 0, hits[0] + self.window - now)
+        hits.append(now)
+        reset = hits[0] + self.window - now
+        return RateLimitResult(True, self.limit, self.limit - len(hits), reset)
+
+
+class RedisRateLimiter:
+    """The same sliding window, shared by every worker through Redis."""
+
+    def __init__(self, redis: object, limit: int, window: float, clock: Clock) -> None:
+        from redis.asyncio import Redis
+
+        assert isinstance(redis, Redis)
+        self.redis: Redis = redis
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+
+    async def hit(self, key: str) -> RateLimitResult:
+        now = self.clock.now()
+        name = f"hubbub:ratelimit:{key}"
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zremrangebyscore(name, "-inf", now - self.window)
+            pipe.zcard(name)
+            pipe.zrange(name, 0, 0, withscores=True)
+            _, count, oldest = await pipe.execute()
+        oldest_time = oldest[0][1] if oldest else now
+        if count >= self.limit:
+            return RateLimitResult(False, self.limit, 0, oldest_time + self.window - now)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(name, {f"{now}:{uuid.uuid4().hex[:8]}": now})
+            pipe.expire(name, int(self.window) + 1)
+            await pipe.execute()
+        return RateLimitResult(
+            True, self.limit, self.limit - count - 1, oldest_time + self.window - now
+        )

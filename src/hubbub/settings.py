@@ -1,0 +1,86 @@
+"""Frozen settings, built from command-line flags over ``HUBBUB_*`` environment variables."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DATA_DIR = "./hubbub-data"
+DEFAULT_OWNER_EMAIL = "admin@hubbub.local"
+# Zulip's default API rate limit: 200 requests per minute per user.
+DEFAULT_RATE_LIMIT = 200
+
+
+class SettingsError(ValueError):
+    """A setting has a value hubbub cannot use; the message is shown to the user as is."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    database_url: str = ""
+    redis_url: str = ""
+    host: str = "127.0.0.1"
+    port: int = 9991
+    workers: int = 1
+    owner_email: str = DEFAULT_OWNER_EMAIL
+    # Requests per user per minute; 0 disables rate limiting.
+    rate_limit: int = DEFAULT_RATE_LIMIT
+    rate_limit_window_seconds: float = 60.0
+    # The host name that realms' subdomains hang off ("chat.example.com" makes
+    # "eng.chat.example.com" the realm "eng"). Empty: derived from the request's Host.
+    external_host: str = ""
+    # Zulip's WEB_PUBLIC_STREAMS_ENABLED server setting.
+    web_public_streams_enabled: bool = True
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def effective_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'hubbub.db').resolve()}"
+
+    def with_(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Settings from the environment, with non-None ``overrides`` (command-line flags) on top."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {
+        "data_dir": Path(env.get("HUBBUB_DATA_DIR") or DEFAULT_DATA_DIR),
+        "database_url": env.get("HUBBUB_DATABASE_URL", ""),
+        "redis_url": env.get("HUBBUB_REDIS_URL", ""),
+        "host": env.get("HUBBUB_HOST") or "127.0.0.1",
+        "port": _env_int(env, "HUBBUB_PORT", 9991),
+        "owner_email": env.get("HUBBUB_OWNER_EMAIL") or DEFAULT_OWNER_EMAIL,
+        "rate_limit": _env_int(env, "HUBBUB_RATE_LIMIT", DEFAULT_RATE_LIMIT),
+        "external_host": env.get("HUBBUB_EXTERNAL_HOST", ""),
+        "workers": _env_int(env, "HUBBUB_WORKERS", 1),
+    }
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            values[key] = Path(value) if key == "data_dir" else value
+    settings = Settings(**values)
+    if settings.rate_limit < 0:
+        raise SettingsError("HUBBUB_RATE_LIMIT must be 0 (off) or a positive integer")
+    if not 0 < settings.port < 65536:
+        raise SettingsError(f"port must be between 1 and 65535, not {settings.port}")
+    if settings.workers < 1:
+        raise SettingsError("--workers must be at least 1")
+    return settings
