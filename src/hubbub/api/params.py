@@ -117,13 +117,29 @@ _TYPE_WORDS = {
 }
 
 
-def _error_message(var_name: str, exc: ValidationError) -> str:
+def _literal_of_ints(annotation: Any) -> bool:
+    bare, _ = _unwrap(annotation)
+    if get_origin(bare) in (Union, types.UnionType):
+        return any(_literal_of_ints(a) for a in get_args(bare) if a is not type(None))
+    return get_origin(bare) is Literal and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in get_args(bare)
+    )
+
+
+def _error_message(var_name: str, exc: ValidationError, annotation: Any) -> str:
     error = exc.errors()[0]
     # Name the list element that failed, as Zulip does: "emails[1] is not a string".
     for part in error["loc"]:
         if isinstance(part, int):
             var_name += f"[{part}]"
     kind = error["type"]
+    if (
+        kind == "literal_error"
+        and _literal_of_ints(annotation)
+        and (not isinstance(error["input"], int) or isinstance(error["input"], bool))
+    ):
+        # An integer choice given a non-integer: say what Zulip's check_int_in says.
+        kind = "int_type"
     if kind in _TYPE_WORDS:
         return f"{var_name} is not {_TYPE_WORDS[kind]}"
     if kind == "string_too_long":
@@ -147,7 +163,7 @@ def parse_value(spec: ParamSpec, wire_name: str, raw: Any) -> Any:
     try:
         return spec.adapter.validate_python(value)
     except ValidationError as exc:
-        raise JsonableError(_error_message(wire_name, exc)) from None
+        raise JsonableError(_error_message(wire_name, exc, spec.annotation)) from None
 
 
 def parse_arguments(

@@ -1,0 +1,94 @@
+"""Fixtures: every API test runs on SQLite and, when HUBBUB_TEST_DATABASE_URL is set, on
+PostgreSQL (a fresh database per run, emptied between tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from hubbub.app import create_app
+from hubbub.db.engine import Database
+from hubbub.db.migrate import upgrade
+from hubbub.db.tables import metadata
+from hubbub.services import build_services
+from hubbub.settings import Settings
+from tests.helpers import TestEnv
+
+PG_ENV = "HUBBUB_TEST_DATABASE_URL"
+
+
+async def _admin_execute(server_url: str, statement: str) -> None:
+    db = Database(server_url)
+    try:
+        async with db.engine.connect() as conn:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            await conn.execute(sa.text(statement))
+    finally:
+        await db.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str | None]:
+    """A new, migrated PostgreSQL database for this test run, dropped at the end."""
+    base = os.environ.get(PG_ENV)
+    if not base:
+        yield None
+        return
+    name = f"hubbub_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin_execute(base, f'CREATE DATABASE "{name}"'))
+    url = make_url(base).set(database=name).render_as_string(hide_password=False)
+
+    async def migrate() -> None:
+        db = Database(url)
+        await upgrade(db)
+        await db.dispose()
+
+    asyncio.run(migrate())
+    try:
+        yield url
+    finally:
+        asyncio.run(_admin_execute(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+async def _truncate_all(url: str) -> None:
+    db = Database(url)
+    try:
+        names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+        async with db.write() as conn:
+            await conn.execute(sa.text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    finally:
+        await db.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path, postgres_url: str | None) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'hubbub.db'}"
+    if postgres_url is None:
+        pytest.skip(f"PostgreSQL variant: set {PG_ENV} to run it")
+    asyncio.run(_truncate_all(postgres_url))
+    return postgres_url
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path, database_url=database_url, rate_limit=0)
+
+
+@pytest.fixture
+async def env(settings: Settings) -> AsyncIterator[TestEnv]:
+    services = build_services(settings)
+    await upgrade(services.db)
+    test_env = TestEnv(create_app(settings, services=services), services)
+    await test_env.setup()
+    try:
+        yield test_env
+    finally:
+        await services.close()

@@ -1,0 +1,169 @@
+"""Test helpers: an in-process API client that checks every documented success body."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+from starlette.applications import Starlette
+
+from hubbub.actions.realms import do_create_realm
+from hubbub.actions.users import check_create_user
+from hubbub.models import Realm, Role, User
+from hubbub.services import Services
+from tests import openapi
+
+API = "/api/v1"
+
+
+def encode(params: dict[str, Any] | None) -> dict[str, str]:
+    """Zulip's wire format: strings raw, everything else as JSON text."""
+    return {
+        key: value if isinstance(value, str) else orjson.dumps(value).decode()
+        for key, value in (params or {}).items()
+    }
+
+
+def basic_auth(email: str, api_key: str) -> str:
+    return "Basic " + base64.b64encode(f"{email}:{api_key}".encode()).decode()
+
+
+@dataclass
+class ApiClient:
+    app: Starlette
+    user: User | None = None
+    host: str = "localhost"
+    headers: dict[str, str] = field(default_factory=dict)
+    # Off only for tests that deliberately look at undocumented shapes.
+    check_spec: bool = True
+
+    async def request(
+        self, method: str, path: str, params: dict[str, Any] | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        headers = {"Host": self.host, "User-Agent": "HubbubTests/1.0", **self.headers}
+        if self.user is not None:
+            headers.setdefault(
+                "Authorization", basic_auth(self.user.delivery_email, self.user.api_key)
+            )
+        transport = httpx.ASGITransport(app=self.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            if method == "GET":
+                response = await http.request(
+                    method, API + path, params=encode(params), headers=headers, **kwargs
+                )
+            else:
+                response = await http.request(
+                    method, API + path, data=encode(params), headers=headers, **kwargs
+                )
+        if self.check_spec and response.status_code == 200:
+            self._check(method, path.split("?")[0], response)
+        return response
+
+    def _check(self, method: str, path: str, response: httpx.Response) -> None:
+        template = openapi.find_template(path)
+        if template is not None and openapi.documented(method, template):
+            openapi.validate(method, template, 200, response.json())
+
+    async def get(self, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
+        return await self.request("GET", path, params)
+
+    async def post(self, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
+        return await self.request("POST", path, params)
+
+    async def patch(self, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
+        return await self.request("PATCH", path, params)
+
+    async def delete(self, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
+        return await self.request("DELETE", path, params)
+
+
+def assert_success(response: httpx.Response) -> dict[str, Any]:
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["result"] == "success", body
+    assert body["msg"] == ""
+    return body  # type: ignore[no-any-return]
+
+
+def assert_error(
+    response: httpx.Response, msg: str, *, status: int = 400, code: str | None = "BAD_REQUEST"
+) -> dict[str, Any]:
+    body = response.json()
+    assert response.status_code == status, body
+    assert body["result"] == "error", body
+    assert body["msg"] == msg, body
+    assert body.get("code") == code, body
+    return body  # type: ignore[no-any-return]
+
+
+@dataclass
+class TestEnv:
+    """A migrated database, the app, and an organization with one user of each role."""
+
+    app: Starlette
+    services: Services
+    realm: Realm = None  # type: ignore[assignment]
+    users: dict[str, User] = field(default_factory=dict)
+
+    __test__ = False  # not a test class
+
+    async def setup(self) -> None:
+        now = self.services.clock.now()
+        async with self.services.db.write() as conn:
+            self.realm = await do_create_realm(conn, subdomain="", name="Hubbub", now=now)
+        for name, role in [
+            ("desdemona", Role.OWNER),
+            ("iago", Role.ADMINISTRATOR),
+            ("shiva", Role.MODERATOR),
+            ("hamlet", Role.MEMBER),
+            ("othello", Role.MEMBER),
+            ("polonius", Role.GUEST),
+        ]:
+            self.users[name] = await self.create_user(
+                f"{name}@example.com", name.title(), role=role
+            )
+
+    async def create_user(
+        self,
+        email: str,
+        full_name: str,
+        *,
+        role: Role = Role.MEMBER,
+        realm: Realm | None = None,
+        password: str | None = None,
+        bot_owner: User | None = None,
+    ) -> User:
+        async with self.services.db.write() as conn:
+            return await check_create_user(
+                conn,
+                realm or self.realm,
+                email=email,
+                full_name=full_name,
+                password=password,
+                role=role,
+                bot_type=1 if bot_owner else None,
+                bot_owner_id=bot_owner.id if bot_owner else None,
+                now=self.services.clock.now(),
+            )
+
+    async def create_realm(self, subdomain: str, name: str) -> Realm:
+        async with self.services.db.write() as conn:
+            return await do_create_realm(
+                conn, subdomain=subdomain, name=name, now=self.services.clock.now()
+            )
+
+    async def reload(self, user: User) -> User:
+        from hubbub.queries.users import get_user_by_id
+
+        async with self.services.db.read() as conn:
+            fresh = await get_user_by_id(conn, user.realm_id, user.id)
+        assert fresh is not None
+        return fresh
+
+    def client(self, user: str | User | None = None, **kwargs: Any) -> ApiClient:
+        if isinstance(user, str):
+            user = self.users[user]
+        return ApiClient(self.app, user, **kwargs)
