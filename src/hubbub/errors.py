@@ -144,16 +144,17 @@ class RateLimitedError(ApiError):
     code = ErrorCode.RATE_LIMIT_HIT
     http_status = 429
 
-    def __init__(self, retry_after: float) -> None:
+    def __init__(self, retry_after: float, limit_headers: dict[str, str] | None = None) -> None:
         super().__init__("API usage exceeded rate limit")
         self.retry_after = retry_after
+        self.limit_headers = limit_headers or {}
 
     def data(self) -> dict[str, Any]:
         # The body key has a hyphen, which no attribute name can carry.
         return {"retry-after": self.retry_after}
 
     def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(self.retry_after)}
+        return {**self.limit_headers, "Retry-After": str(self.retry_after)}
 
 
 class CannotDeactivateLastUserError(ApiError):

@@ -11,6 +11,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Protocol
 
+from redis.asyncio import Redis
+
 from hubbub.clock import Clock
 
 
@@ -54,18 +56,18 @@ class MemoryRateLimiter:
 class RedisRateLimiter:
     """The same sliding window, shared by every worker through Redis."""
 
-    def __init__(self, redis: object, limit: int, window: float, clock: Clock) -> None:
-        from redis.asyncio import Redis
-
-        assert isinstance(redis, Redis)
-        self.redis: Redis = redis
+    def __init__(
+        self, redis: Redis, limit: int, window: float, clock: Clock, namespace: str = "hubbub"
+    ) -> None:
+        self.redis = redis
         self.limit = limit
         self.window = window
         self.clock = clock
+        self.namespace = namespace
 
     async def hit(self, key: str) -> RateLimitResult:
         now = self.clock.now()
-        name = f"hubbub:ratelimit:{key}"
+        name = f"{self.namespace}:ratelimit:{key}"
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.zremrangebyscore(name, "-inf", now - self.window)
             pipe.zcard(name)

@@ -150,7 +150,7 @@ async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
         result.limit, result.remaining, result.reset_after, req.services.clock.now()
     )
     if not result.allowed:
-        raise RateLimitedError(round(result.reset_after, 3))
+        raise RateLimitedError(round(result.reset_after, 3), headers)
     return headers
 
 

@@ -1,0 +1,78 @@
+"""The parameter declaration mechanism, on declarations made just for these tests."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import StringConstraints
+
+from hubbub.api.params import Param, PathInt, build_specs, parse_arguments
+from hubbub.errors import ApiError
+
+
+async def handler(
+    req: object,
+    *,
+    item_id: PathInt,
+    topic: Annotated[str, Param(aliases=("subject",))],
+    count: int = 10,
+    flag: bool = False,
+    ids: list[int] | None = None,
+    mode: Literal["a", "b"] = "a",
+    level: Literal[1, 2] | None = None,
+    note: Annotated[str, StringConstraints(max_length=5)] = "",
+    data: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {}
+
+
+SPECS = build_specs(handler)
+
+
+def parse(args: dict[str, str], item_id: int = 7) -> dict[str, Any]:
+    return parse_arguments(SPECS, args, {"item_id": item_id})
+
+
+def error_of(args: dict[str, str]) -> tuple[str, str, dict[str, Any]]:
+    with pytest.raises(ApiError) as info:
+        parse(args)
+    assert info.value.code is not None
+    return info.value.msg, info.value.code.value, info.value.data()
+
+
+def test_defaults_path_and_aliases() -> None:
+    assert parse({"topic": "t"}) == {
+        "item_id": 7, "topic": "t", "count": 10, "flag": False, "ids": None, "mode": "a",
+        "level": None, "note": "", "data": None,
+    }
+    assert parse({"subject": "legacy"})["topic"] == "legacy"
+
+
+def test_json_values() -> None:
+    parsed = parse({"topic": "t", "count": "3", "flag": "true", "ids": "[1, 2]",
+                    "mode": "b", "level": "2", "data": '{"k": [1]}'})
+    assert parsed["count"] == 3 and parsed["flag"] is True and parsed["ids"] == [1, 2]
+    assert parsed["mode"] == "b" and parsed["level"] == 2 and parsed["data"] == {"k": [1]}
+    # A string parameter is raw: JSON-looking text stays text.
+    assert parse({"topic": '"quoted"'})["topic"] == '"quoted"'
+
+
+def test_zulip_error_wording() -> None:
+    assert error_of({}) == ("Missing 'topic' argument", "REQUEST_VARIABLE_MISSING",
+                            {"var_name": "topic"})
+    assert error_of({"topic": "a", "subject": "b"}) == (
+        "Can't decide between 'topic' and 'subject' arguments", "REQUEST_CONFUSING_VAR",
+        {"var_name1": "topic", "var_name2": "subject"})
+    assert error_of({"topic": "t", "count": "x"})[0] == "count is not valid JSON"
+    assert error_of({"topic": "t", "count": "1.5"})[0] == "count is not an integer"
+    assert error_of({"topic": "t", "count": "true"})[0] == "count is not an integer"
+    assert error_of({"topic": "t", "flag": "1"})[0] == "flag is not a boolean"
+    assert error_of({"topic": "t", "ids": "{}"})[0] == "ids is not a list"
+    assert error_of({"topic": "t", "ids": '[1, "x"]'})[0] == "ids[1] is not an integer"
+    assert error_of({"topic": "t", "mode": "c"})[0] == "Invalid mode"
+    assert error_of({"topic": "t", "level": "3"})[0] == "Invalid level"
+    assert error_of({"topic": "t", "level": '"1"'})[0] == "level is not an integer"
+    assert error_of({"topic": "t", "note": "toolong"})[0] == (
+        "note is too long (limit: 5 characters)")
+    assert error_of({"topic": "t", "data": "[]"})[0] == "data is not a dict"

@@ -1,0 +1,105 @@
+"""``GET /server_settings`` and the generic HTTP behaviour: 404, 405, 500, parameters."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import pytest
+import sqlalchemy as sa
+
+from hubbub.api import users as users_api
+from hubbub.db.tables import realm as realm_table
+from tests.helpers import TestEnv, assert_error, assert_success
+
+
+async def test_server_settings(env: TestEnv) -> None:
+    async with env.services.db.write() as conn:
+        await conn.execute(sa.update(realm_table).values(description="Our **team** <chat>"))
+    body = assert_success(await env.client(host="localhost:9991").get("/server_settings"))
+    assert body["zulip_version"].startswith("8.0")
+    assert body["zulip_feature_level"] == 237
+    assert body["zulip_merge_base"] == "8.0"
+    assert body["push_notifications_enabled"] is False
+    assert body["realm_uri"] == "http://localhost:9991"
+    assert body["realm_name"] == "Hubbub"
+    assert body["realm_description"] == "<p>Our **team** &lt;chat&gt;</p>"
+    assert body["realm_icon"] == (
+        f"https://secure.gravatar.com/avatar/{hashlib.md5(b'').hexdigest()}?d=identicon"
+    )
+    assert body["authentication_methods"]["password"] is True
+    assert body["authentication_methods"]["github"] is False
+    assert body["email_auth_enabled"] is True
+    assert body["require_email_format_usernames"] is True
+    assert body["realm_web_public_access_enabled"] is False
+    assert body["external_authentication_methods"] == []
+    assert body["is_incompatible"] is False
+
+
+async def test_server_settings_per_subdomain(env: TestEnv) -> None:
+    await env.create_realm("eng", "Engineering")
+    body = assert_success(await env.client(host="eng.localhost:9991").get("/server_settings"))
+    assert body["realm_name"] == "Engineering"
+    assert body["realm_uri"] == "http://eng.localhost:9991"
+    # A subdomain with no organization: only the server-wide keys.
+    body = assert_success(await env.client(host="nope.localhost").get("/server_settings"))
+    assert "realm_name" not in body and "realm_uri" not in body
+    assert body["zulip_feature_level"] == 237
+
+
+async def test_unknown_route_is_json_404(env: TestEnv) -> None:
+    response = await env.client("hamlet").get("/no/such/endpoint")
+    assert response.status_code == 404
+    assert response.json() == {"result": "error", "msg": "Not Found"}
+
+
+async def test_wrong_method_is_json_405(env: TestEnv) -> None:
+    response = await env.client("hamlet").request("PUT", "/users/me")
+    assert response.status_code == 405
+    assert response.json() == {
+        "result": "error", "msg": "Method Not Allowed",
+        "allowed_methods": ["DELETE", "GET", "HEAD"],
+    }
+    assert response.headers["Allow"] == "DELETE, GET, HEAD"
+
+
+async def test_bug_is_json_500_and_logged(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(users_api, "list_users", broken)
+    with caplog.at_level(logging.ERROR, logger="hubbub.api"):
+        response = await env.client("hamlet").get("/users")
+    assert response.status_code == 500
+    assert response.json() == {"result": "error", "msg": "Internal server error"}
+    assert "RuntimeError: boom" in caplog.text
+
+
+async def test_ignored_parameters_are_reported_sorted(env: TestEnv) -> None:
+    body = assert_success(await env.client("hamlet").get(
+        "/users", {"zeta": 1, "alpha": "x", "client_gravatar": False}))
+    assert body["ignored_parameters_unsupported"] == ["alpha", "zeta"]
+    body = assert_success(await env.client("hamlet").get("/users", {"client": "MyApp"}))
+    assert "ignored_parameters_unsupported" not in body
+
+
+async def test_form_body_wins_over_query_string(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    client = env.client("iago")
+    response = await client.request(
+        "PATCH", f"/users/{hamlet.id}?full_name=From+Query", {"full_name": "From Body"})
+    assert_success(response)
+    assert (await env.reload(hamlet)).full_name == "From Body"
+    # Any method takes its parameters from the query string too.
+    assert_success(await client.request("PATCH", f"/users/{hamlet.id}?full_name=Only+Query"))
+    assert (await env.reload(hamlet)).full_name == "Only Query"
+
+
+async def test_boolean_parameters_need_json(env: TestEnv) -> None:
+    client = env.client("hamlet")
+    assert_error(await client.get("/users", {"client_gravatar": "yes"}),
+                 "client_gravatar is not valid JSON")
+    assert_error(await client.get("/users", {"client_gravatar": "1"}),
+                 "client_gravatar is not a boolean")

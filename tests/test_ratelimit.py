@@ -1,0 +1,88 @@
+"""Rate limiting: Zulip's 429 shape and headers, in memory and shared through Redis."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from hubbub.app import create_app
+from hubbub.clock import FakeClock
+from hubbub.db.migrate import upgrade
+from hubbub.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from hubbub.services import build_services
+from hubbub.settings import Settings
+from tests.helpers import TestEnv, assert_error, assert_success
+
+REDIS_ENV = "HUBBUB_TEST_REDIS_URL"
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def limited_env(
+    request: pytest.FixtureRequest, settings: Settings
+) -> AsyncIterator[tuple[TestEnv, FakeClock]]:
+    clock = FakeClock()
+    services = build_services(settings.with_(rate_limit=3), clock=clock)
+    redis = None
+    limiter: RateLimiter
+    if request.param == "redis":
+        url = os.environ.get(REDIS_ENV)
+        if not url:
+            await services.close()
+            pytest.skip(f"Redis variant: set {REDIS_ENV} to run it")
+        redis = Redis.from_url(url)
+        limiter = RedisRateLimiter(redis, 3, 60.0, clock, namespace=f"test-{uuid.uuid4().hex}")
+    else:
+        limiter = MemoryRateLimiter(3, 60.0, clock)
+    services.rate_limiter = limiter
+    await upgrade(services.db)
+    env = TestEnv(create_app(services.settings, services=services), services)
+    await env.setup()
+    try:
+        yield env, clock
+    finally:
+        await services.close()
+        if redis is not None:
+            await redis.aclose()
+
+
+async def test_rate_limit_per_user(limited_env: tuple[TestEnv, FakeClock]) -> None:
+    env, clock = limited_env
+    client = env.client("hamlet")
+    for remaining in (2, 1, 0):
+        response = await client.get("/users/me")
+        assert_success(response)
+        assert response.headers["X-RateLimit-Limit"] == "3"
+        assert response.headers["X-RateLimit-Remaining"] == str(remaining)
+        assert int(response.headers["X-RateLimit-Reset"]) >= int(clock.now())
+    clock.advance(10)
+    response = await client.get("/users/me")
+    body = assert_error(response, "API usage exceeded rate limit", status=429,
+                        code="RATE_LIMIT_HIT")
+    assert body["retry-after"] == pytest.approx(50, abs=0.01)
+    assert float(response.headers["Retry-After"]) == pytest.approx(50, abs=0.01)
+    assert response.headers["X-RateLimit-Remaining"] == "0"
+    # Another user has a budget of their own.
+    assert_success(await env.client("othello").get("/users/me"))
+    clock.advance(51)
+    assert_success(await client.get("/users/me"))
+
+
+async def test_rate_limit_unauthenticated_by_address(
+    limited_env: tuple[TestEnv, FakeClock],
+) -> None:
+    env, _ = limited_env
+    client = env.client()
+    for _ in range(3):
+        assert_success(await client.get("/server_settings"))
+    assert_error(await client.get("/server_settings"), "API usage exceeded rate limit",
+                 status=429, code="RATE_LIMIT_HIT")
+
+
+async def test_rate_limit_off_sends_no_headers(env: TestEnv) -> None:
+    response = await env.client("hamlet").get("/users/me")
+    assert_success(response)
+    assert "X-RateLimit-Limit" not in response.headers
