@@ -248,7 +248,7 @@ def zuliprc(
     data_dir: DataDirOption = None,
     database_url: DatabaseOption = None,
 ) -> None:
-    """Write a zuliprc ([api] email, key, site) for the official Zulip clients."""
+    """Write a zuliprc (email, API key, site) for the official Zulip clients."""
     settings = _settings(data_dir=data_dir, database_url=database_url)
 
     async def work(services: Services) -> Any:
@@ -264,4 +264,23 @@ def zuliprc(
 
 
 def main() -> None:
-    app()
+    """Run the command; a usage mistake is one line on standard error (exit status 2)."""
+    try:
+        result = app(standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as exc:
+        # Click's usage errors (bad flag, missing option). Recent Typer releases vendor
+        # their own copy of Click, so they are recognised by shape, not by class.
+        if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
+            raise
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "hubbub"
+        message = exc.format_message()
+        if message:  # "hubbub" alone prints the help and has nothing more to say
+            typer.echo(f"{command}: error: {message}", err=True)
+        sys.exit(exc.exit_code)
+    # Without standalone mode an exit code comes back as the return value.
+    sys.exit(result if isinstance(result, int) else 0)
