@@ -79,13 +79,16 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path, postgres_url: s
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path, database_url=database_url, rate_limit=0)
+    return Settings(
+        data_dir=tmp_path, database_url=database_url, rate_limit=0, heartbeat_seconds=0.2
+    )
 
 
 @pytest.fixture
 async def env(settings: Settings) -> AsyncIterator[TestEnv]:
     services = build_services(settings)
     await upgrade(services.db)
+    await services.start()
     test_env = TestEnv(create_app(settings, services=services), services)
     await test_env.setup()
     try:

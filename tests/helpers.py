@@ -136,9 +136,9 @@ class TestEnv:
         password: str | None = None,
         bot_owner: User | None = None,
     ) -> User:
-        async with self.services.db.write() as conn:
+        async with self.services.write() as tx:
             return await check_create_user(
-                conn,
+                tx,
                 realm or self.realm,
                 email=email,
                 full_name=full_name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,6 +18,7 @@ from hubbub.api.routes import build_routes
 from hubbub.errors import ApiError, InternalServerError, MethodNotAllowedError, NotFoundError
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
+from hubbub.workers.periodic import start_background_jobs
 
 logger = logging.getLogger("hubbub")
 
@@ -44,9 +46,14 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        await services.start()
+        jobs = start_background_jobs(services)
         try:
             yield {}
         finally:
+            for job in jobs:
+                job.cancel()
+            await asyncio.gather(*jobs, return_exceptions=True)
             await services.close()
 
     app = Starlette(

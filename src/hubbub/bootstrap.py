@@ -31,14 +31,14 @@ class FirstOwner:
 
 async def ensure_first_realm(services: Services) -> FirstOwner | None:
     """On an empty database, create the root organization and its owner (once)."""
-    async with services.db.write() as conn:
-        if await count_realms(conn) > 0:
+    async with services.write() as tx:
+        if await count_realms(tx.conn) > 0:
             return None
         now = services.clock.now()
-        realm = await check_create_realm(conn, subdomain="", name=ROOT_REALM_NAME, now=now)
+        realm = await check_create_realm(tx.conn, subdomain="", name=ROOT_REALM_NAME, now=now)
         password = generate_password()
         user = await check_create_user(
-            conn,
+            tx,
             realm,
             email=services.settings.owner_email,
             full_name=OWNER_FULL_NAME,
@@ -60,11 +60,11 @@ async def create_user_in_realm(
     bot: bool,
 ) -> User:
     """``hubbub create-user``: a bot belongs to the organization's first owner."""
-    async with services.db.write() as conn:
-        realm = await access_realm_by_subdomain(conn, subdomain)
-        bot_owner_id = await get_first_owner_id(conn, realm.id) if bot else None
+    async with services.write() as tx:
+        realm = await access_realm_by_subdomain(tx.conn, subdomain)
+        bot_owner_id = await get_first_owner_id(tx.conn, realm.id) if bot else None
         return await check_create_user(
-            conn,
+            tx,
             realm,
             email=email,
             full_name=full_name,

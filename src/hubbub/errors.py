@@ -28,6 +28,7 @@ class ErrorCode(StrEnum):
     CANNOT_DEACTIVATE_LAST_USER = "CANNOT_DEACTIVATE_LAST_USER"
     UNAUTHORIZED_PRINCIPAL = "UNAUTHORIZED_PRINCIPAL"
     NONEXISTENT_SUBDOMAIN = "NONEXISTENT_SUBDOMAIN"
+    BAD_EVENT_QUEUE_ID = "BAD_EVENT_QUEUE_ID"
 
 
 class ApiError(Exception):
@@ -194,3 +195,12 @@ class InternalServerError(ApiError):
 
     def __init__(self) -> None:
         super().__init__("Internal server error")
+
+
+class BadEventQueueIdError(ApiError):
+    code = ErrorCode.BAD_EVENT_QUEUE_ID
+    data_fields = ("queue_id",)
+
+    def __init__(self, queue_id: str) -> None:
+        super().__init__(f"Bad event queue ID: {queue_id}")
+        self.queue_id = queue_id

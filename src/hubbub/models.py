@@ -6,6 +6,10 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+import orjson
+
+from hubbub.realm_settings import REALM_SETTING_DEFAULTS
+
 
 class Role(IntEnum):
     """Zulip's role integers (feature level 59)."""
@@ -58,10 +62,17 @@ class Realm:
     password_auth_enabled: bool
     enable_spectator_access: bool
     default_email_address_visibility: int
+    # Settings that differ from realm_settings.REALM_SETTING_DEFAULTS.
+    settings: dict[str, Any]
 
     @classmethod
     def from_row(cls, row: Any) -> Realm:
-        return cls(**{name: row._mapping[name] for name in cls.__slots__})
+        values = {name: row._mapping[name] for name in cls.__slots__}
+        values["settings"] = orjson.loads(values["settings"] or "{}")
+        return cls(**values)
+
+    def setting(self, name: str) -> Any:
+        return self.settings.get(name, REALM_SETTING_DEFAULTS[name])
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
+from hubbub.events.bus import EventBus, MemoryEventBus
 from hubbub.ratelimit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from hubbub.settings import Settings
+from hubbub.transaction import Tx
 
 
 @dataclass
@@ -17,12 +21,38 @@ class Services:
     db: Database
     clock: Clock
     rate_limiter: RateLimiter
+    bus: EventBus
     redis: Any = None
 
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[Tx]:
+        """A write transaction whose events are published once it has committed."""
+        async with self.db.write() as conn:
+            tx = Tx(conn)
+            yield tx
+        if tx.notices:
+            await self.bus.publish(tx.notices)
+
+    async def start(self) -> None:
+        await self.bus.start()
+
     async def close(self) -> None:
+        await self.bus.close()
         if self.redis is not None:
             await self.redis.aclose()
         await self.db.dispose()
+
+
+def build_bus(settings: Settings, clock: Clock, redis: Any) -> EventBus:
+    if redis is not None:
+        from hubbub.events.redis_bus import RedisEventBus
+
+        return RedisEventBus(redis, clock, heartbeat_seconds=settings.heartbeat_seconds)
+    return MemoryEventBus(
+        clock,
+        state_file=settings.data_dir / "event_queues.json" if settings.persist_queues else None,
+        heartbeat_seconds=settings.heartbeat_seconds,
+    )
 
 
 def build_rate_limiter(settings: Settings, clock: Clock, redis: Any) -> RateLimiter:
@@ -47,5 +77,6 @@ def build_services(settings: Settings, *, clock: Clock | None = None) -> Service
         db=Database(settings.effective_database_url),
         clock=clock,
         rate_limiter=build_rate_limiter(settings, clock, redis),
+        bus=build_bus(settings, clock, redis),
         redis=redis,
     )

@@ -33,6 +33,12 @@ class Settings:
     # The host name that realms' subdomains hang off ("chat.example.com" makes
     # "eng.chat.example.com" the realm "eng"). Empty: derived from the request's Host.
     external_host: str = ""
+    # Seconds before a quiet long-poll ends with a heartbeat; None: Zulip's 45-55 s.
+    heartbeat_seconds: float | None = None
+    # How often idle event queues are looked for and removed.
+    queue_gc_interval_seconds: float = 60.0
+    # Save in-memory event queues on shutdown and restore them at start.
+    persist_queues: bool = True
     # Zulip's WEB_PUBLIC_STREAMS_ENABLED server setting.
     web_public_streams_enabled: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -43,15 +43,31 @@ def error_of(args: dict[str, str]) -> tuple[str, str, dict[str, Any]]:
 
 def test_defaults_path_and_aliases() -> None:
     assert parse({"topic": "t"}) == {
-        "item_id": 7, "topic": "t", "count": 10, "flag": False, "ids": None, "mode": "a",
-        "level": None, "note": "", "data": None,
+        "item_id": 7,
+        "topic": "t",
+        "count": 10,
+        "flag": False,
+        "ids": None,
+        "mode": "a",
+        "level": None,
+        "note": "",
+        "data": None,
     }
     assert parse({"subject": "legacy"})["topic"] == "legacy"
 
 
 def test_json_values() -> None:
-    parsed = parse({"topic": "t", "count": "3", "flag": "true", "ids": "[1, 2]",
-                    "mode": "b", "level": "2", "data": '{"k": [1]}'})
+    parsed = parse(
+        {
+            "topic": "t",
+            "count": "3",
+            "flag": "true",
+            "ids": "[1, 2]",
+            "mode": "b",
+            "level": "2",
+            "data": '{"k": [1]}',
+        }
+    )
     assert parsed["count"] == 3 and parsed["flag"] is True and parsed["ids"] == [1, 2]
     assert parsed["mode"] == "b" and parsed["level"] == 2 and parsed["data"] == {"k": [1]}
     # A string parameter is raw: JSON-looking text stays text.
@@ -59,11 +75,16 @@ def test_json_values() -> None:
 
 
 def test_zulip_error_wording() -> None:
-    assert error_of({}) == ("Missing 'topic' argument", "REQUEST_VARIABLE_MISSING",
-                            {"var_name": "topic"})
+    assert error_of({}) == (
+        "Missing 'topic' argument",
+        "REQUEST_VARIABLE_MISSING",
+        {"var_name": "topic"},
+    )
     assert error_of({"topic": "a", "subject": "b"}) == (
-        "Can't decide between 'topic' and 'subject' arguments", "REQUEST_CONFUSING_VAR",
-        {"var_name1": "topic", "var_name2": "subject"})
+        "Can't decide between 'topic' and 'subject' arguments",
+        "REQUEST_CONFUSING_VAR",
+        {"var_name1": "topic", "var_name2": "subject"},
+    )
     assert error_of({"topic": "t", "count": "x"})[0] == "count is not valid JSON"
     assert error_of({"topic": "t", "count": "1.5"})[0] == "count is not an integer"
     assert error_of({"topic": "t", "count": "true"})[0] == "count is not an integer"
@@ -74,5 +95,6 @@ def test_zulip_error_wording() -> None:
     assert error_of({"topic": "t", "level": "3"})[0] == "Invalid level"
     assert error_of({"topic": "t", "level": '"1"'})[0] == "level is not an integer"
     assert error_of({"topic": "t", "note": "toolong"})[0] == (
-        "note is too long (limit: 5 characters)")
+        "note is too long (limit: 5 characters)"
+    )
     assert error_of({"topic": "t", "data": "[]"})[0] == "data is not a dict"

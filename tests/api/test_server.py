@@ -57,7 +57,8 @@ async def test_wrong_method_is_json_405(env: TestEnv) -> None:
     response = await env.client("hamlet").request("PUT", "/users/me")
     assert response.status_code == 405
     assert response.json() == {
-        "result": "error", "msg": "Method Not Allowed",
+        "result": "error",
+        "msg": "Method Not Allowed",
         "allowed_methods": ["DELETE", "GET", "HEAD"],
     }
     assert response.headers["Allow"] == "DELETE, GET, HEAD"
@@ -78,8 +79,11 @@ async def test_bug_is_json_500_and_logged(
 
 
 async def test_ignored_parameters_are_reported_sorted(env: TestEnv) -> None:
-    body = assert_success(await env.client("hamlet").get(
-        "/users", {"zeta": 1, "alpha": "x", "client_gravatar": False}))
+    body = assert_success(
+        await env.client("hamlet").get(
+            "/users", {"zeta": 1, "alpha": "x", "client_gravatar": False}
+        )
+    )
     assert body["ignored_parameters_unsupported"] == ["alpha", "zeta"]
     body = assert_success(await env.client("hamlet").get("/users", {"client": "MyApp"}))
     assert "ignored_parameters_unsupported" not in body
@@ -89,7 +93,8 @@ async def test_form_body_wins_over_query_string(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     client = env.client("iago")
     response = await client.request(
-        "PATCH", f"/users/{hamlet.id}?full_name=From+Query", {"full_name": "From Body"})
+        "PATCH", f"/users/{hamlet.id}?full_name=From+Query", {"full_name": "From Body"}
+    )
     assert_success(response)
     assert (await env.reload(hamlet)).full_name == "From Body"
     # Any method takes its parameters from the query string too.
@@ -99,7 +104,9 @@ async def test_form_body_wins_over_query_string(env: TestEnv) -> None:
 
 async def test_boolean_parameters_need_json(env: TestEnv) -> None:
     client = env.client("hamlet")
-    assert_error(await client.get("/users", {"client_gravatar": "yes"}),
-                 "client_gravatar is not valid JSON")
-    assert_error(await client.get("/users", {"client_gravatar": "1"}),
-                 "client_gravatar is not a boolean")
+    assert_error(
+        await client.get("/users", {"client_gravatar": "yes"}), "client_gravatar is not valid JSON"
+    )
+    assert_error(
+        await client.get("/users", {"client_gravatar": "1"}), "client_gravatar is not a boolean"
+    )

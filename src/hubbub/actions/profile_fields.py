@@ -15,10 +15,12 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.actions.user_events import notify_user_updated
 from hubbub.db.tables import custom_profile_field, custom_profile_field_value, user_profile
 from hubbub.errors import JsonableError
 from hubbub.models import User
 from hubbub.rendering import render_text
+from hubbub.transaction import Tx
 
 
 class FieldType(IntEnum):
@@ -100,10 +102,9 @@ async def _check_value(
     raise JsonableError(f"Invalid field type for {name}")
 
 
-async def check_update_profile_data(
-    conn: AsyncConnection, user: User, profile_data: list[dict[str, Any]]
-) -> None:
+async def check_update_profile_data(tx: Tx, user: User, profile_data: list[dict[str, Any]]) -> None:
     """Validate every entry first, then write: a bad entry changes nothing."""
+    conn = tx.conn
     fields = {
         row.id: row
         for row in await conn.execute(
@@ -126,19 +127,24 @@ async def check_update_profile_data(
             continue
         writes.append((field_id, *await _check_value(conn, user, field, value)))
     for field_id, new_value, new_rendered in writes:
-        await do_set_profile_value(conn, user.id, field_id, new_value, new_rendered)
+        await do_set_profile_value(tx, user, field_id, new_value, new_rendered)
 
 
 async def do_set_profile_value(
-    conn: AsyncConnection, user_id: int, field_id: int, value: str | None, rendered: str | None
+    tx: Tx, user: User, field_id: int, value: str | None, rendered: str | None
 ) -> None:
+    """Set (or, with ``None``, clear) one value; a ``realm_user`` update tells everyone."""
     table = custom_profile_field_value
-    await conn.execute(
-        sa.delete(table).where(table.c.user_profile_id == user_id, table.c.field_id == field_id)
+    await tx.conn.execute(
+        sa.delete(table).where(table.c.user_profile_id == user.id, table.c.field_id == field_id)
     )
     if value is not None:
-        await conn.execute(
+        await tx.conn.execute(
             sa.insert(table).values(
-                user_profile_id=user_id, field_id=field_id, value=value, rendered_value=rendered
+                user_profile_id=user.id, field_id=field_id, value=value, rendered_value=rendered
             )
         )
+    change: dict[str, Any] = {"id": field_id, "value": value}
+    if rendered is not None:
+        change["rendered_value"] = rendered
+    await notify_user_updated(tx, user, custom_profile_field=change)

@@ -1,18 +1,20 @@
 """Creating, changing, deactivating and reactivating users.
 
 ``check_*`` validates and then calls ``do_*``; ``do_*`` trusts its input. Every function
-runs inside the caller's write transaction.
+runs inside the caller's write transaction (``Tx``) and queues its ``realm_user`` events
+there, to be published after the commit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import unicodedata
 import uuid
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.actions.user_events import notify_user_created, notify_user_updated
 from hubbub.credentials import generate_api_key, hash_password
 from hubbub.db.tables import user_profile
 from hubbub.errors import (
@@ -27,7 +29,9 @@ from hubbub.queries.users import (
     count_active_owners,
     get_user_by_delivery_email,
     get_user_by_id,
+    list_active_bots_owned_by,
 )
+from hubbub.transaction import Tx
 
 MAX_NAME_LENGTH = 100
 MIN_NAME_LENGTH = 2
@@ -90,7 +94,7 @@ def api_email(user_id: int, delivery_email: str, visibility: int) -> str:
 
 
 async def check_create_user(
-    conn: AsyncConnection,
+    tx: Tx,
     realm: Realm,
     *,
     email: str,
@@ -106,10 +110,10 @@ async def check_create_user(
     role = check_role(role)
     if password is not None:
         check_password_strength(password)
-    if await get_user_by_delivery_email(conn, realm.id, email) is not None:
+    if await get_user_by_delivery_email(tx.conn, realm.id, email) is not None:
         raise JsonableError(f"Email '{email}' already in use")
     return await do_create_user(
-        conn,
+        tx,
         realm,
         email=email,
         full_name=full_name,
@@ -122,7 +126,7 @@ async def check_create_user(
 
 
 async def do_create_user(
-    conn: AsyncConnection,
+    tx: Tx,
     realm: Realm,
     *,
     email: str,
@@ -133,6 +137,7 @@ async def do_create_user(
     bot_owner_id: int | None,
     now: float,
 ) -> User:
+    conn = tx.conn
     is_bot = bot_type is not None
     # Bots' emails are always visible; humans start from the realm default.
     visibility = EmailVisibility.EVERYONE if is_bot else realm.default_email_address_visibility
@@ -143,7 +148,8 @@ async def do_create_user(
             email=email if visibility == EmailVisibility.EVERYONE else f"{uuid.uuid4()}@pending",
             delivery_email=email,
             full_name=full_name,
-            password_hash=hash_password(password) if password else None,
+            # Argon2 is deliberately slow; keep it off the event loop.
+            password_hash=await asyncio.to_thread(hash_password, password) if password else None,
             api_key=generate_api_key(),
             role=role,
             is_bot=is_bot,
@@ -162,16 +168,18 @@ async def do_create_user(
         )
     user = await get_user_by_id(conn, realm.id, user_id)
     assert user is not None
+    await notify_user_created(tx, user)
     return user
 
 
-async def do_change_full_name(conn: AsyncConnection, user: User, full_name: str) -> None:
-    await conn.execute(
+async def do_change_full_name(tx: Tx, user: User, full_name: str) -> None:
+    await tx.conn.execute(
         sa.update(user_profile).where(user_profile.c.id == user.id).values(full_name=full_name)
     )
+    await notify_user_updated(tx, user, full_name=full_name)
 
 
-async def check_change_role(conn: AsyncConnection, acting: User, target: User, role: int) -> None:
+async def check_change_role(tx: Tx, acting: User, target: User, role: int) -> None:
     """Administrators change roles; only owners grant or remove the owner role; the last
     owner keeps it. Zulip's order of checks."""
     new_role = check_role(role)
@@ -184,52 +192,58 @@ async def check_change_role(conn: AsyncConnection, acting: User, target: User, r
     if (
         target.role == Role.OWNER
         and not target.is_bot
-        and await count_active_owners(conn, target.realm_id) <= 1
+        and await count_active_owners(tx.conn, target.realm_id) <= 1
     ):
         raise JsonableError(
             "The owner permission cannot be removed from the only organization owner."
         )
-    await do_change_role(conn, target, new_role)
+    await do_change_role(tx, target, new_role)
 
 
-async def do_change_role(conn: AsyncConnection, user: User, role: Role) -> None:
-    await conn.execute(
+async def do_change_role(tx: Tx, user: User, role: Role) -> None:
+    await tx.conn.execute(
         sa.update(user_profile).where(user_profile.c.id == user.id).values(role=role)
     )
+    await notify_user_updated(tx, user, role=int(role))
 
 
-async def check_deactivate_user(conn: AsyncConnection, acting: User, target: User) -> None:
+async def check_deactivate_user(tx: Tx, acting: User, target: User) -> None:
     """An administrator deactivating someone (``DELETE /users/{id}``)."""
     if target.is_owner and not acting.is_owner:
         raise OrganizationOwnerRequiredError()
-    if target.is_owner and await count_active_owners(conn, target.realm_id) <= 1:
+    if target.is_owner and await count_active_owners(tx.conn, target.realm_id) <= 1:
         raise JsonableError("Cannot deactivate the only organization owner")
-    await do_deactivate_user(conn, target)
+    await do_deactivate_user(tx, target)
 
 
-async def check_deactivate_own_user(conn: AsyncConnection, user: User) -> None:
+async def check_deactivate_own_user(tx: Tx, user: User) -> None:
     """A user leaving (``DELETE /users/me``); the organization keeps a user and an owner."""
-    if await count_active_humans(conn, user.realm_id) <= 1:
+    if await count_active_humans(tx.conn, user.realm_id) <= 1:
         raise CannotDeactivateLastUserError(is_last_owner=False)
-    if user.is_owner and await count_active_owners(conn, user.realm_id) <= 1:
+    if user.is_owner and await count_active_owners(tx.conn, user.realm_id) <= 1:
         raise CannotDeactivateLastUserError(is_last_owner=True)
-    await do_deactivate_user(conn, user)
+    await do_deactivate_user(tx, user)
 
 
-async def do_deactivate_user(conn: AsyncConnection, user: User) -> None:
-    await conn.execute(
-        sa.update(user_profile).where(user_profile.c.id == user.id).values(is_active=False)
-    )
-    # A deactivated human's bots stop too, as in Zulip.
+async def do_deactivate_user(tx: Tx, user: User) -> None:
+    """Deactivate ``user`` and, for a human, the bots they own (as Zulip does).
+
+    Since feature level 222 this is a ``realm_user`` update with ``is_active``, not a
+    remove event.
+    """
+    await _set_active(tx, user, False)
     if not user.is_bot:
-        await conn.execute(
-            sa.update(user_profile)
-            .where(user_profile.c.bot_owner_id == user.id, user_profile.c.is_bot)
-            .values(is_active=False)
-        )
+        for bot in await list_active_bots_owned_by(tx.conn, user.id):
+            await _set_active(tx, bot, False)
 
 
-async def do_reactivate_user(conn: AsyncConnection, user: User) -> None:
-    await conn.execute(
-        sa.update(user_profile).where(user_profile.c.id == user.id).values(is_active=True)
+async def do_reactivate_user(tx: Tx, user: User) -> None:
+    if not user.is_active:
+        await _set_active(tx, user, True)
+
+
+async def _set_active(tx: Tx, user: User, active: bool) -> None:
+    await tx.conn.execute(
+        sa.update(user_profile).where(user_profile.c.id == user.id).values(is_active=active)
     )
+    await notify_user_updated(tx, user, is_active=active)

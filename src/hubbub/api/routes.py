@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 # Importing the endpoint modules registers their operations.
-from hubbub.api import server, users  # noqa: F401
+from hubbub.api import events, server, users  # noqa: F401
 from hubbub.api.endpoint import ENDPOINTS, Endpoint, dispatch
 from hubbub.api.responses import json_error
 from hubbub.errors import MethodNotAllowedError

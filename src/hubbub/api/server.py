@@ -2,42 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 from hubbub.actions.auth import check_password_login
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.urls import realm_url
 from hubbub.errors import InvalidSubdomainError
-from hubbub.models import Realm
+from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.rendering import render_text
-
-# Every backend Zulip 8.0 lists; hubbub offers password (email) authentication only.
-_AUTH_BACKENDS = (
-    "password",
-    "dev",
-    "email",
-    "ldap",
-    "remoteuser",
-    "github",
-    "azuread",
-    "gitlab",
-    "apple",
-    "google",
-    "saml",
-    "openid connect",
-)
-
-
-def realm_icon_url(realm: Realm) -> str:
-    """Zulip's default icon: a Gravatar identicon derived from the subdomain."""
-    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
-    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
-
-
-def authentication_methods(realm: Realm | None) -> dict[str, bool]:
-    enabled = realm is None or realm.password_auth_enabled
-    return {name: enabled and name in ("password", "email") for name in _AUTH_BACKENDS}
 
 
 @endpoint("GET", "/server_settings", auth=False)

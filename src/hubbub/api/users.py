@@ -129,9 +129,9 @@ async def create_user(req: ApiRequest, *, email: str, password: str, full_name: 
     # administrator create users (docs/architecture.md, "Decisions").
     if not req.me.is_realm_admin:
         raise OrganizationAdminRequiredError()
-    async with req.services.db.write() as conn:
+    async with req.services.write() as tx:
         user = await check_create_user(
-            conn,
+            tx,
             req.my_realm,
             email=email,
             full_name=full_name,
@@ -151,18 +151,18 @@ async def update_user(
     profile_data: list[dict[str, Any]] | None = None,
 ) -> Payload:
     """Update a user"""
-    async with req.services.db.write() as conn:
-        target = await access_user_by_id(conn, req.my_realm.id, user_id, allow_deactivated=True)
+    async with req.services.write() as tx:
+        target = await access_user_by_id(tx.conn, req.my_realm.id, user_id, allow_deactivated=True)
         # Administrators edit anyone; a bot's owner may edit the bot.
         if not req.me.is_realm_admin and not (target.is_bot and target.bot_owner_id == req.me.id):
             raise JsonableError("Insufficient permission")
         if role is not None:
-            await check_change_role(conn, req.me, target, Role(role))
+            await check_change_role(tx, req.me, target, Role(role))
         # Zulip ignores an empty or unchanged name rather than failing.
         if full_name is not None and full_name.strip() and full_name.strip() != target.full_name:
-            await do_change_full_name(conn, target, check_full_name(full_name))
+            await do_change_full_name(tx, target, check_full_name(full_name))
         if profile_data is not None:
-            await check_update_profile_data(conn, target, profile_data)
+            await check_update_profile_data(tx, target, profile_data)
     return {}
 
 
@@ -178,9 +178,9 @@ async def deactivate_user(
 ) -> Payload:
     """Deactivate a user"""
     require_admin(req.me)
-    async with req.services.db.write() as conn:
-        target = await access_user_by_id(conn, req.my_realm.id, user_id, allow_bots=False)
-        await check_deactivate_user(conn, req.me, target)
+    async with req.services.write() as tx:
+        target = await access_user_by_id(tx.conn, req.my_realm.id, user_id, allow_bots=False)
+        await check_deactivate_user(tx, req.me, target)
     # hubbub sends no email; the comment Zulip would mail to the user is accepted and dropped.
     del deactivation_notification_comment
     return {}
@@ -189,9 +189,9 @@ async def deactivate_user(
 @endpoint("DELETE", "/users/me")
 async def deactivate_own_user(req: ApiRequest) -> Payload:
     """Deactivate own user"""
-    async with req.services.db.write() as conn:
-        me = await access_user_by_id(conn, req.my_realm.id, req.me.id)
-        await check_deactivate_own_user(conn, me)
+    async with req.services.write() as tx:
+        me = await access_user_by_id(tx.conn, req.my_realm.id, req.me.id)
+        await check_deactivate_own_user(tx, me)
     return {}
 
 
@@ -199,8 +199,8 @@ async def deactivate_own_user(req: ApiRequest) -> Payload:
 async def reactivate_user(req: ApiRequest, *, user_id: PathInt) -> Payload:
     """Reactivate a user"""
     require_admin(req.me)
-    async with req.services.db.write() as conn:
-        target = await access_user_by_id(conn, req.my_realm.id, user_id, allow_deactivated=True)
+    async with req.services.write() as tx:
+        target = await access_user_by_id(tx.conn, req.my_realm.id, user_id, allow_deactivated=True)
         # Reactivating an active user is a no-op success, as in Zulip.
-        await do_reactivate_user(conn, target)
+        await do_reactivate_user(tx, target)
     return {}

@@ -35,6 +35,8 @@ realm = sa.Table(
     sa.Column(
         "default_email_address_visibility", sa.SmallInteger, nullable=False, server_default="1"
     ),
+    # JSON object of the settings in realm_settings.py that differ from their defaults.
+    sa.Column("settings", sa.Text, nullable=False, server_default="{}"),
 )
 
 user_profile = sa.Table(

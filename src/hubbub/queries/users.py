@@ -113,6 +113,15 @@ async def list_users(conn: AsyncConnection, realm_id: int) -> list[User]:
     return [User.from_row(row) for row in rows]
 
 
+async def list_active_users(conn: AsyncConnection, realm_id: int) -> list[User]:
+    rows = await conn.execute(
+        sa.select(user_profile)
+        .where(user_profile.c.realm_id == realm_id, user_profile.c.is_active)
+        .order_by(user_profile.c.id)
+    )
+    return [User.from_row(row) for row in rows]
+
+
 async def count_active_owners(conn: AsyncConnection, realm_id: int) -> int:
     return int(
         (
@@ -161,3 +170,14 @@ async def get_first_owner_id(conn: AsyncConnection, realm_id: int) -> int | None
             .limit(1)
         )
     ).scalar()
+
+
+async def list_active_bots_owned_by(conn: AsyncConnection, owner_id: int) -> list[User]:
+    rows = await conn.execute(
+        sa.select(user_profile).where(
+            user_profile.c.bot_owner_id == owner_id,
+            user_profile.c.is_bot,
+            user_profile.c.is_active,
+        )
+    )
+    return [User.from_row(row) for row in rows]

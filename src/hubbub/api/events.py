@@ -1,0 +1,154 @@
+"""``POST /register``, ``GET /events`` and ``DELETE /events``: the real-time API."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.urls import realm_url
+from hubbub.errors import BadEventQueueIdError, JsonableError
+from hubbub.events.queues import (
+    DEFAULT_QUEUE_LIFESPAN_SECONDS,
+    MAX_QUEUE_LIFESPAN_SECONDS,
+    QueueSpec,
+)
+from hubbub.events.state import apply_event, fetch_initial_state
+from hubbub.queries.users import access_user_by_id
+
+# Capabilities Zulip 8.0 clients may announce; each is a boolean.
+CLIENT_CAPABILITIES = frozenset(
+    {
+        "notification_settings_null",
+        "bulk_message_deletion",
+        "user_avatar_url_field_optional",
+        "stream_typing_notifications",
+        "user_settings_object",
+        "linkifier_url_template",
+        "user_list_incomplete",
+    }
+)
+
+
+def check_narrow(narrow: list[Any]) -> list[list[str]]:
+    """Accept both the legacy ``[operator, operand]`` and the ``{"operator", "operand"}``
+    forms (Zulip accepts both), and store the legacy form."""
+    terms = []
+    for term in narrow:
+        if isinstance(term, dict) and isinstance(term.get("operator"), str):
+            operator, operand = term["operator"], term.get("operand")
+            if term.get("negated") is True:
+                operator = "-" + operator
+        elif isinstance(term, list) and len(term) == 2 and isinstance(term[0], str):
+            operator, operand = term
+        else:
+            raise JsonableError("Invalid narrow")
+        if not isinstance(operand, str | int):
+            raise JsonableError("Invalid narrow")
+        terms.append([operator, str(operand)])
+    return terms
+
+
+def check_capabilities(capabilities: dict[str, Any]) -> dict[str, bool]:
+    checked: dict[str, bool] = {}
+    for name, value in capabilities.items():
+        if name not in CLIENT_CAPABILITIES:
+            continue  # a newer client's capability; nothing to adapt here
+        if not isinstance(value, bool):
+            raise JsonableError(f'client_capabilities["{name}"] is not a boolean')
+        checked[name] = value
+    return checked
+
+
+def check_lifespan(seconds: int | None) -> int:
+    if seconds is None or seconds <= 0:
+        return DEFAULT_QUEUE_LIFESPAN_SECONDS
+    return min(seconds, MAX_QUEUE_LIFESPAN_SECONDS)
+
+
+@endpoint("POST", "/register")
+async def register(
+    req: ApiRequest,
+    *,
+    event_types: list[str] | None = None,
+    fetch_event_types: list[str] | None = None,
+    narrow: list[Any] | None = None,
+    apply_markdown: bool = False,
+    client_gravatar: bool = True,
+    slim_presence: bool = False,
+    include_subscribers: bool = False,
+    all_public_streams: bool = False,
+    client_capabilities: dict[str, Any] | None = None,
+    queue_lifespan_secs: int | None = None,
+) -> Payload:
+    """Register an event queue"""
+    services = req.services
+    spec = QueueSpec(
+        queue_id=str(uuid.uuid4()),
+        user_id=req.me.id,
+        realm_id=req.my_realm.id,
+        event_types=event_types,
+        narrow=check_narrow(narrow or []),
+        apply_markdown=apply_markdown,
+        client_gravatar=client_gravatar,
+        slim_presence=slim_presence,
+        all_public_streams=all_public_streams,
+        include_subscribers=include_subscribers,
+        client_capabilities=check_capabilities(client_capabilities or {}),
+        lifespan_seconds=check_lifespan(queue_lifespan_secs),
+        client_name=req.client_name,
+    )
+    fetch_types = fetch_event_types if fetch_event_types is not None else event_types
+
+    def wanted(kind: str) -> bool:
+        return fetch_types is None or kind in fetch_types
+
+    # Queue first, state second: a change committed in between is both in the state and
+    # in the queue, and applying it again is harmless; the reverse order would lose it.
+    await services.bus.create_queue(spec, services.clock.now())
+    async with services.db.read() as conn:
+        me = await access_user_by_id(conn, req.my_realm.id, req.me.id)
+        state = await fetch_initial_state(
+            conn,
+            me,
+            req.my_realm,
+            wanted,
+            client_gravatar=client_gravatar,
+            realm_uri=realm_url(req),
+            web_public_streams_enabled=services.settings.web_public_streams_enabled,
+        )
+    raced = await services.bus.get_events(
+        spec.queue_id, None, block=False, now=services.clock.now()
+    )
+    for event in raced:
+        if wanted(event["type"]):
+            apply_event(state, event)
+    state["queue_id"] = spec.queue_id
+    state["last_event_id"] = raced[-1]["id"] if raced else -1
+    return state
+
+
+async def _access_queue(req: ApiRequest, queue_id: str) -> None:
+    spec = await req.services.bus.get_queue(queue_id)
+    if spec is None or spec.user_id != req.me.id:
+        raise BadEventQueueIdError(queue_id)
+
+
+@endpoint("GET", "/events")
+async def get_events(
+    req: ApiRequest, *, queue_id: str, last_event_id: int | None = None, dont_block: bool = False
+) -> Payload:
+    """Get events from an event queue"""
+    await _access_queue(req, queue_id)
+    events = await req.services.bus.get_events(
+        queue_id, last_event_id, block=not dont_block, now=req.services.clock.now()
+    )
+    return {"events": events, "queue_id": queue_id}
+
+
+@endpoint("DELETE", "/events")
+async def delete_queue(req: ApiRequest, *, queue_id: str) -> Payload:
+    """Delete an event queue"""
+    await _access_queue(req, queue_id)
+    await req.services.bus.delete_queue(queue_id)
+    return {}

@@ -1,0 +1,213 @@
+"""The event bus: queues and delivery, behind one interface with two implementations.
+
+``MemoryEventBus`` (here) serves one process and saves its queues to a file on a clean
+shutdown, so clients need not re-register after a restart (Zulip does the same).
+``RedisEventBus`` (``redis_bus.py``) keeps queues in Redis so any worker serves any poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from hubbub.clock import Clock
+from hubbub.errors import BadEventQueueIdError, JsonableError
+from hubbub.events.queues import QueueSpec, heartbeat_delay, shape_event
+
+logger = logging.getLogger("hubbub.events")
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One event for some users of a realm, published after its transaction committed."""
+
+    realm_id: int
+    event: dict[str, Any]
+    user_ids: tuple[int, ...]
+
+
+class EventBus(Protocol):
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def create_queue(self, spec: QueueSpec, now: float) -> None: ...
+
+    async def get_queue(self, queue_id: str) -> QueueSpec | None: ...
+
+    async def delete_queue(self, queue_id: str) -> None: ...
+
+    async def publish(self, notices: list[Notice]) -> None: ...
+
+    async def get_events(
+        self, queue_id: str, last_event_id: int | None, *, block: bool, now: float
+    ) -> list[dict[str, Any]]: ...
+
+    async def expire_queues(self, now: float) -> int: ...
+
+
+def pruned_error(last_event_id: int) -> JsonableError:
+    return JsonableError(f"An event newer than {last_event_id} has already been pruned!")
+
+
+@dataclass
+class _MemoryQueue:
+    spec: QueueSpec
+    last_access: float
+    next_id: int = 0
+    events: deque[dict[str, Any]] = field(default_factory=deque)
+    # Highest event id removed because a client acknowledged it.
+    pruned_through: int = -1
+    # The currently connected poll, woken by new events or by a newer poll.
+    waiter: asyncio.Event | None = None
+    poll_generation: int = 0
+
+    def push(self, event: dict[str, Any]) -> None:
+        self.events.append({**event, "id": self.next_id})
+        self.next_id += 1
+        if self.waiter is not None:
+            self.waiter.set()
+
+    def prune(self, last_event_id: int) -> None:
+        while self.events and self.events[0]["id"] <= last_event_id:
+            self.events.popleft()
+        self.pruned_through = max(self.pruned_through, last_event_id)
+
+
+class MemoryEventBus:
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        state_file: Path | None = None,
+        heartbeat_seconds: float | None = None,
+    ) -> None:
+        self.clock = clock
+        self.state_file = state_file
+        self.heartbeat_seconds = heartbeat_seconds
+        self._queues: dict[str, _MemoryQueue] = {}
+        self._by_user: dict[int, set[str]] = {}
+        # Only a started bus (a server) saves queues: a command-line process that merely
+        # shares the data directory must not overwrite the server's saved queues.
+        self._started = False
+
+    async def start(self) -> None:
+        self._started = True
+        if self.state_file is None or not self.state_file.exists():
+            return
+        try:
+            saved = orjson.loads(self.state_file.read_bytes())
+            for item in saved:
+                queue = _MemoryQueue(
+                    QueueSpec.from_dict(item["spec"]),
+                    item["last_access"],
+                    next_id=item["next_id"],
+                    events=deque(item["events"]),
+                    pruned_through=item["pruned_through"],
+                )
+                self._add(queue)
+            logger.info("restored %d event queues from %s", len(saved), self.state_file)
+        except (OSError, ValueError, KeyError, TypeError):
+            logger.exception("could not restore event queues from %s", self.state_file)
+        self.state_file.unlink(missing_ok=True)
+
+    async def close(self) -> None:
+        for queue in self._queues.values():
+            if queue.waiter is not None:
+                queue.waiter.set()
+        if self.state_file is None or not self._started:
+            return
+        saved = [
+            {
+                "spec": q.spec.to_dict(),
+                "last_access": q.last_access,
+                "next_id": q.next_id,
+                "events": list(q.events),
+                "pruned_through": q.pruned_through,
+            }
+            for q in self._queues.values()
+        ]
+        self.state_file.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.state_file.with_suffix(".tmp")
+        temporary.write_bytes(orjson.dumps(saved))
+        temporary.replace(self.state_file)
+
+    def _add(self, queue: _MemoryQueue) -> None:
+        self._queues[queue.spec.queue_id] = queue
+        self._by_user.setdefault(queue.spec.user_id, set()).add(queue.spec.queue_id)
+
+    async def create_queue(self, spec: QueueSpec, now: float) -> None:
+        self._add(_MemoryQueue(spec, now))
+
+    async def get_queue(self, queue_id: str) -> QueueSpec | None:
+        queue = self._queues.get(queue_id)
+        return None if queue is None else queue.spec
+
+    async def delete_queue(self, queue_id: str) -> None:
+        queue = self._queues.pop(queue_id, None)
+        if queue is None:
+            raise BadEventQueueIdError(queue_id)
+        self._by_user.get(queue.spec.user_id, set()).discard(queue_id)
+        if queue.waiter is not None:
+            queue.waiter.set()
+
+    async def publish(self, notices: list[Notice]) -> None:
+        for notice in notices:
+            for user_id in notice.user_ids:
+                for queue_id in self._by_user.get(user_id, ()):
+                    queue = self._queues[queue_id]
+                    shaped = shape_event(notice.event, queue.spec)
+                    if shaped is not None:
+                        queue.push(shaped)
+
+    async def get_events(
+        self, queue_id: str, last_event_id: int | None, *, block: bool, now: float
+    ) -> list[dict[str, Any]]:
+        queue = self._queues.get(queue_id)
+        if queue is None:
+            raise BadEventQueueIdError(queue_id)
+        if last_event_id is not None:
+            if last_event_id < queue.pruned_through:
+                raise pruned_error(last_event_id)
+            queue.prune(last_event_id)
+        queue.last_access = now
+        if queue.events or not block:
+            return list(queue.events)
+        # A newer poll on the same queue ends this one.
+        queue.poll_generation += 1
+        generation = queue.poll_generation
+        if queue.waiter is not None:
+            queue.waiter.set()
+        waiter = queue.waiter = asyncio.Event()
+        try:
+            await asyncio.wait_for(waiter.wait(), self._heartbeat_delay())
+        except TimeoutError:
+            queue.push({"type": "heartbeat"})
+        finally:
+            if queue.waiter is waiter:
+                queue.waiter = None
+            queue.last_access = self.clock.now()
+        if queue.poll_generation != generation or self._queues.get(queue_id) is not queue:
+            return []
+        return list(queue.events)
+
+    def _heartbeat_delay(self) -> float:
+        if self.heartbeat_seconds is not None:
+            return self.heartbeat_seconds
+        return heartbeat_delay()
+
+    async def expire_queues(self, now: float) -> int:
+        expired = [
+            queue_id
+            for queue_id, queue in self._queues.items()
+            if queue.waiter is None and now - queue.last_access > queue.spec.lifespan_seconds
+        ]
+        for queue_id in expired:
+            await self.delete_queue(queue_id)
+        return len(expired)

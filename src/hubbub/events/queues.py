@@ -1,0 +1,78 @@
+"""Event queues: what a client registered for, and which events it should receive."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Zulip keeps an idle queue for 10 minutes, and at most a week when asked for longer.
+DEFAULT_QUEUE_LIFESPAN_SECONDS = 600
+MAX_QUEUE_LIFESPAN_SECONDS = 7 * 24 * 3600
+# Zulip ends a quiet long-poll with a heartbeat after 45-55 s (jittered so that many
+# clients do not reconnect in lockstep); clients give up on a poll after 90 s.
+HEARTBEAT_MIN_SECONDS = 45.0
+HEARTBEAT_JITTER_SECONDS = 10.0
+LONGPOLL_TIMEOUT_SECONDS = 90
+
+
+@dataclass
+class QueueSpec:
+    """One client's registration (``POST /register``); immutable after creation."""
+
+    queue_id: str
+    user_id: int
+    realm_id: int
+    # None: every event type.
+    event_types: list[str] | None
+    narrow: list[list[str]] = field(default_factory=list)
+    apply_markdown: bool = False
+    client_gravatar: bool = True
+    slim_presence: bool = False
+    all_public_streams: bool = False
+    include_subscribers: bool = False
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    lifespan_seconds: int = DEFAULT_QUEUE_LIFESPAN_SECONDS
+    client_name: str = ""
+
+    def wants(self, event_type: str) -> bool:
+        return (
+            event_type == "heartbeat"
+            or self.event_types is None
+            or (event_type in self.event_types)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueueSpec:
+        return cls(**data)
+
+
+def heartbeat_delay(
+    minimum: float = HEARTBEAT_MIN_SECONDS, jitter: float = HEARTBEAT_JITTER_SECONDS
+) -> float:
+    return minimum + random.uniform(0, jitter)
+
+
+# A person whose avatar a client can compute itself carries this private mark in a notice;
+# each queue then gets either null (client_gravatar) or the URL. Never sent to clients.
+GRAVATAR_MARK = "_hubbub_gravatar"
+
+
+def shape_event(event: dict[str, Any], spec: QueueSpec) -> dict[str, Any] | None:
+    """The event as this queue should see it, or None when the queue does not want it.
+
+    Every bus calls this, so per-queue options (``client_gravatar`` here; ``apply_markdown``
+    and ``slim_presence`` for later event types) shape events the same way everywhere.
+    """
+    if not spec.wants(event["type"]):
+        return None
+    person = event.get("person")
+    if isinstance(person, dict) and GRAVATAR_MARK in person:
+        person = {k: v for k, v in person.items() if k != GRAVATAR_MARK}
+        if spec.client_gravatar and event["person"][GRAVATAR_MARK]:
+            person["avatar_url"] = None
+        event = {**event, "person": person}
+    return event

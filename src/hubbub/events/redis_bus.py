@@ -1,0 +1,279 @@
+"""The Redis event bus: queues and their events live in Redis, so any worker process can
+serve any poll, and queues outlive every worker.
+
+Keys (``ns`` is the namespace, ``hubbub`` by default):
+- ``ns:q:<id>``: hash with the queue's spec (JSON), next event id, pruned-through id,
+  last access time and poll generation;
+- ``ns:qe:<id>``: list of the queue's events (JSON with their ids), oldest first;
+- ``ns:uq:<user_id>``: set of the user's queue ids (for delivery);
+- ``ns:queues``: sorted set of queue ids scored by when they expire unless used again.
+A poll waits on a per-process wake-up, fed by one pub/sub subscription on ``ns:wake``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import orjson
+from redis.asyncio import Redis
+
+from hubbub.clock import Clock
+from hubbub.errors import BadEventQueueIdError
+from hubbub.events.bus import Notice, pruned_error
+from hubbub.events.queues import (
+    HEARTBEAT_JITTER_SECONDS,
+    HEARTBEAT_MIN_SECONDS,
+    QueueSpec,
+    heartbeat_delay,
+    shape_event,
+)
+
+logger = logging.getLogger("hubbub.events")
+
+# Append one event: take the next id, splice it into the JSON text, push it.
+_PUSH = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local id = redis.call('HINCRBY', KEYS[1], 'next_id', 1) - 1
+local body = ARGV[1]
+local event
+if body == '{}' then event = '{"id":' .. id .. '}'
+else event = '{"id":' .. id .. ',' .. string.sub(body, 2) end
+redis.call('RPUSH', KEYS[2], event)
+return id
+"""
+
+# Drop events up to ARGV[1]; refuse when the client is behind what was already pruned.
+_PRUNE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end
+local last = tonumber(ARGV[1])
+local pruned = tonumber(redis.call('HGET', KEYS[1], 'pruned') or '-1')
+if last < pruned then return -1 end
+while true do
+  local head = redis.call('LINDEX', KEYS[2], 0)
+  if not head then break end
+  local id = tonumber(string.match(head, '^{"id":(%-?%d+)'))
+  if id == nil or id > last then break end
+  redis.call('LPOP', KEYS[2])
+end
+if last > pruned then redis.call('HSET', KEYS[1], 'pruned', last) end
+return 0
+"""
+
+
+class RedisEventBus:
+    def __init__(
+        self,
+        redis: Redis,
+        clock: Clock,
+        *,
+        heartbeat_seconds: float | None = None,
+        namespace: str = "hubbub",
+    ) -> None:
+        self.redis = redis
+        self.clock = clock
+        self.heartbeat_seconds = heartbeat_seconds
+        self.ns = namespace
+        self._push = redis.register_script(_PUSH)
+        self._prune = redis.register_script(_PRUNE)
+        self._specs: dict[str, QueueSpec] = {}
+        self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._pubsub: Any = None
+
+    def _q(self, queue_id: str) -> str:
+        return f"{self.ns}:q:{queue_id}"
+
+    def _qe(self, queue_id: str) -> str:
+        return f"{self.ns}:qe:{queue_id}"
+
+    def _uq(self, user_id: int) -> str:
+        return f"{self.ns}:uq:{user_id}"
+
+    async def start(self) -> None:
+        self._pubsub = self.redis.pubsub()
+        await self._pubsub.subscribe(f"{self.ns}:wake")
+        self._listener = asyncio.create_task(self._listen())
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                message = await self._pubsub.get_message(
+                    ignore_subscribe_messages=True, timeout=1.0
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("event bus: lost the Redis subscription; retrying")
+                await asyncio.sleep(0.5)
+                continue
+            if message is None:
+                continue
+            queue_id = message["data"].decode()
+            for waiter in self._waiters.get(queue_id, ()):
+                waiter.set()
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+        for waiters in self._waiters.values():
+            for waiter in waiters:
+                waiter.set()
+        if self._pubsub is not None:
+            await self._pubsub.aclose()
+
+    async def create_queue(self, spec: QueueSpec, now: float) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(
+                self._q(spec.queue_id),
+                mapping={
+                    "spec": orjson.dumps(spec.to_dict()),
+                    "next_id": 0,
+                    "pruned": -1,
+                    "generation": 0,
+                },
+            )
+            pipe.sadd(self._uq(spec.user_id), spec.queue_id)
+            pipe.zadd(f"{self.ns}:queues", {spec.queue_id: now + spec.lifespan_seconds})
+            await pipe.execute()
+        self._specs[spec.queue_id] = spec
+
+    async def get_queue(self, queue_id: str) -> QueueSpec | None:
+        spec = self._specs.get(queue_id)
+        if spec is not None and await self.redis.exists(self._q(queue_id)):
+            return spec
+        raw = await self.redis.hget(self._q(queue_id), "spec")
+        if raw is None:
+            self._specs.pop(queue_id, None)
+            return None
+        spec = QueueSpec.from_dict(orjson.loads(raw))
+        self._specs[queue_id] = spec
+        return spec
+
+    async def delete_queue(self, queue_id: str) -> None:
+        spec = await self.get_queue(queue_id)
+        if spec is None:
+            raise BadEventQueueIdError(queue_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(self._q(queue_id), self._qe(queue_id))
+            pipe.srem(self._uq(spec.user_id), queue_id)
+            pipe.zrem(f"{self.ns}:queues", queue_id)
+            pipe.publish(f"{self.ns}:wake", queue_id)
+            await pipe.execute()
+        self._specs.pop(queue_id, None)
+
+    async def publish(self, notices: list[Notice]) -> None:
+        user_ids = sorted({u for notice in notices for u in notice.user_ids})
+        if not user_ids:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for user_id in user_ids:
+                pipe.smembers(self._uq(user_id))
+            memberships = await pipe.execute()
+        queues_of = {
+            user_id: [q.decode() for q in members]
+            for user_id, members in zip(user_ids, memberships, strict=True)
+        }
+        woken: set[str] = set()
+        for notice in notices:
+            for user_id in notice.user_ids:
+                for queue_id in queues_of.get(user_id, ()):
+                    spec = await self.get_queue(queue_id)
+                    if spec is None:
+                        continue
+                    shaped = shape_event(notice.event, spec)
+                    if shaped is None:
+                        continue
+                    body = orjson.dumps(shaped).decode()
+                    if (
+                        await self._push(keys=[self._q(queue_id), self._qe(queue_id)], args=[body])
+                        >= 0
+                    ):
+                        woken.add(queue_id)
+        if woken:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for queue_id in woken:
+                    pipe.publish(f"{self.ns}:wake", queue_id)
+                await pipe.execute()
+
+    async def _events(self, queue_id: str) -> list[dict[str, Any]]:
+        return [orjson.loads(raw) for raw in await self.redis.lrange(self._qe(queue_id), 0, -1)]
+
+    async def get_events(
+        self, queue_id: str, last_event_id: int | None, *, block: bool, now: float
+    ) -> list[dict[str, Any]]:
+        key = self._q(queue_id)
+        if last_event_id is not None:
+            status = await self._prune(keys=[key, self._qe(queue_id)], args=[last_event_id])
+            if status == -2:
+                raise BadEventQueueIdError(queue_id)
+            if status == -1:
+                raise pruned_error(last_event_id)
+        spec = await self.get_queue(queue_id)
+        if spec is None:
+            raise BadEventQueueIdError(queue_id)
+        # While polled, a queue cannot expire; should this worker die mid-poll, it expires
+        # a lifespan after the poll would have ended.
+        busy_until = (
+            now + spec.lifespan_seconds + (HEARTBEAT_MIN_SECONDS + HEARTBEAT_JITTER_SECONDS)
+        )
+        await self.redis.zadd(f"{self.ns}:queues", {queue_id: busy_until})
+        events = await self._events(queue_id)
+        if events or not block:
+            return events
+        # Register the wake-up before announcing this poll, so no event slips between.
+        waiter = asyncio.Event()
+        self._waiters.setdefault(queue_id, set()).add(waiter)
+        try:
+            generation = await self.redis.hincrby(key, "generation", 1)
+            # A newer poll (on any worker) ends the older one: wake everyone waiting here.
+            await self.redis.publish(f"{self.ns}:wake", queue_id)
+            deadline = asyncio.get_running_loop().time() + self._heartbeat_delay()
+            while True:
+                events = await self._events(queue_id)
+                current = await self.redis.hget(key, "generation")
+                if current is None:
+                    return []  # deleted meanwhile
+                if int(current) != generation:
+                    return []
+                if events:
+                    return events
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    await self._push(
+                        keys=[key, self._qe(queue_id)],
+                        args=[orjson.dumps({"type": "heartbeat"}).decode()],
+                    )
+                    return await self._events(queue_id)
+                waiter.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(waiter.wait(), remaining)
+        finally:
+            self._waiters[queue_id].discard(waiter)
+            if not self._waiters[queue_id]:
+                del self._waiters[queue_id]
+            await self.redis.zadd(
+                f"{self.ns}:queues", {queue_id: self.clock.now() + spec.lifespan_seconds}, xx=True
+            )
+
+    def _heartbeat_delay(self) -> float:
+        if self.heartbeat_seconds is not None:
+            return self.heartbeat_seconds
+        return heartbeat_delay()
+
+    async def expire_queues(self, now: float) -> int:
+        """Remove queues whose expiry time has passed (see ``ns:queues``)."""
+        expired = 0
+        due = await self.redis.zrangebyscore(f"{self.ns}:queues", "-inf", now)
+        for raw in due:
+            queue_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+            # Remove from the index first: only the worker that wins this deletes the queue.
+            if await self.redis.zrem(f"{self.ns}:queues", queue_id):
+                with contextlib.suppress(BadEventQueueIdError):
+                    await self.delete_queue(queue_id)
+                    expired += 1
+        return expired

@@ -1,0 +1,247 @@
+"""``POST /register`` state: fetched fresh, and kept current by applying events.
+
+``fetch_initial_state`` reads what a client asked for; ``apply_event`` updates such a state
+with one event exactly as a client would. ``/register`` uses the second to fold in events
+that raced with the fetch; the tests use both to prove that old state plus events equals
+new state for every event type (Zulip's ``verify_action``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
+from hubbub.events.queues import LONGPOLL_TIMEOUT_SECONDS
+from hubbub.models import Realm, Role, User
+from hubbub.permissions import has_policy_permission
+from hubbub.queries.realm_info import authentication_methods, realm_icon_url
+from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
+from hubbub.queries.users import list_users
+from hubbub.realm_settings import REALM_SETTING_DEFAULTS
+from hubbub.rendering import render_text
+
+# Limits clients validate against before sending (Zulip 8.0's values).
+SERVER_LIMITS: dict[str, Any] = {
+    "max_message_length": 10000,
+    "max_topic_length": 60,
+    "max_stream_name_length": 60,
+    "max_stream_description_length": 1024,
+    "max_file_upload_size_mib": 100,
+    "max_avatar_file_size_mib": 5,
+    "max_icon_file_size_mib": 5,
+    "max_logo_file_size_mib": 5,
+    "password_min_length": 6,
+    "password_min_guesses": 10000,
+    "server_presence_ping_interval_seconds": 60,
+    "server_presence_offline_threshold_seconds": 140,
+    "server_typing_started_expiry_period_milliseconds": 45000,
+    "server_typing_stopped_wait_period_milliseconds": 5000,
+    "server_typing_started_wait_period_milliseconds": 10000,
+}
+
+_VIDEO_CHAT_PROVIDERS = {
+    "disabled": {"name": "None", "id": 0},
+    "jitsi_meet": {"name": "Jitsi Meet", "id": 1},
+}
+_GIPHY_RATINGS = {
+    "y": {"name": "Allow GIFs rated Y (Very young audience)", "id": 1},
+    "g": {"name": "Allow GIFs rated G (General audience)", "id": 2},
+    "pg": {"name": "Allow GIFs rated PG (Parental guidance)", "id": 3},
+    "pg13": {"name": "Allow GIFs rated PG-13 (Parental guidance - under 13)", "id": 4},
+    "r": {"name": "Allow GIFs rated R (Restricted)", "id": 5},
+    "disabled": {"name": "Disable GIFs", "id": 0},
+}
+
+# The event types whose state /register can return.
+STATE_TYPES = ("realm", "realm_user")
+
+
+def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict[str, Any]:
+    methods = authentication_methods(realm)
+    state: dict[str, Any] = {
+        f"realm_{name}": realm.setting(name) for name in REALM_SETTING_DEFAULTS
+    }
+    state.update(
+        {
+            "realm_name": realm.name,
+            "realm_description": render_text(realm.description),
+            "realm_date_created": int(realm.date_created),
+            "realm_uri": realm_uri,
+            "realm_enable_spectator_access": realm.enable_spectator_access,
+            "realm_authentication_methods": methods,
+            "realm_email_auth_enabled": methods["email"],
+            "realm_password_auth_enabled": methods["password"],
+            "realm_icon_url": realm_icon_url(realm),
+            "realm_icon_source": "G",
+            "realm_logo_url": "",
+            "realm_logo_source": "D",
+            "realm_night_logo_url": "",
+            "realm_night_logo_source": "D",
+            "realm_bot_domain": realm_uri.split("://", 1)[-1].split(":", 1)[0],
+            "realm_is_zephyr_mirror_realm": False,
+            "realm_push_notifications_enabled": False,
+            "realm_push_notifications_enabled_end_timestamp": None,
+            "realm_upload_quota_mib": None,
+            "realm_plan_type": 1,
+            "realm_available_video_chat_providers": _VIDEO_CHAT_PROVIDERS,
+            "realm_default_external_accounts": {},
+            "realm_presence_disabled": realm.setting("presence_disabled"),
+            "realm_digest_emails_enabled": realm.setting("digest_emails_enabled"),
+            "settings_send_digest_emails": False,
+            "zulip_plan_is_not_limited": True,
+            "upgrade_text_for_wide_organization_logo": "",
+            "development_environment": False,
+            "server_generation": 1,
+            "giphy_rating_options": _GIPHY_RATINGS,
+            "server_inline_image_preview": True,
+            "server_inline_url_embed_preview": False,
+            "server_avatar_changes_disabled": False,
+            "server_name_changes_disabled": False,
+            "server_needs_upgrade": False,
+            "server_web_public_streams_enabled": settings_web_public,
+            "server_jitsi_server_url": None,
+            "jitsi_server_url": "https://meet.jit.si",
+            "event_queue_longpoll_timeout_seconds": LONGPOLL_TIMEOUT_SECONDS,
+            **SERVER_LIMITS,
+        }
+    )
+    return state
+
+
+def identity_state(me: User, realm: Realm, *, client_gravatar: bool) -> dict[str, Any]:
+    public = has_policy_permission(me, realm.setting("create_public_stream_policy"))
+    private = has_policy_permission(me, realm.setting("create_private_stream_policy"))
+    medium = GRAVATAR_URL.format(
+        hash=hashlib.md5(me.delivery_email.lower().encode(), usedforsecurity=False).hexdigest(),
+        version=me.avatar_version,
+    ).replace("&version=", "&s=500&version=")
+    return {
+        "user_id": me.id,
+        "email": me.email,
+        "delivery_email": me.delivery_email,
+        "full_name": me.full_name,
+        "is_admin": me.role in (Role.OWNER, Role.ADMINISTRATOR),
+        "is_owner": me.role == Role.OWNER,
+        "is_billing_admin": me.is_billing_admin,
+        "is_moderator": me.role == Role.MODERATOR,
+        "is_guest": me.role == Role.GUEST,
+        "avatar_source": me.avatar_source,
+        "avatar_url": avatar_url(me, client_gravatar=client_gravatar),
+        "avatar_url_medium": medium,
+        "can_create_streams": public or private,
+        "can_create_public_streams": public,
+        "can_create_private_streams": private,
+        "can_create_web_public_streams": has_policy_permission(
+            me, realm.setting("create_web_public_stream_policy")
+        ),
+        "can_subscribe_other_users": has_policy_permission(
+            me, realm.setting("invite_to_stream_policy")
+        ),
+        "can_invite_others_to_realm": has_policy_permission(
+            me, realm.setting("invite_to_realm_policy")
+        ),
+    }
+
+
+async def fetch_initial_state(
+    conn: AsyncConnection,
+    me: User,
+    realm: Realm,
+    wanted: Callable[[str], bool],
+    *,
+    client_gravatar: bool,
+    realm_uri: str,
+    web_public_streams_enabled: bool,
+) -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "zulip_version": ZULIP_VERSION,
+        "zulip_feature_level": ZULIP_FEATURE_LEVEL,
+        "zulip_merge_base": ZULIP_MERGE_BASE,
+        # Deprecated but still read by old clients; no messages exist yet.
+        "max_message_id": -1,
+    }
+    if wanted("realm"):
+        state.update(realm_state(realm, realm_uri, web_public_streams_enabled))
+    if wanted("realm_user"):
+        users = await list_users(conn, realm.id)
+        people = await get_user_dicts(
+            conn, users, me, client_gravatar=client_gravatar, include_custom_profile_fields=True
+        )
+        state["realm_users"] = [p for p in people if p["is_active"]]
+        state["realm_non_active_users"] = [p for p in people if not p["is_active"]]
+        state["cross_realm_bots"] = []
+        state.update(identity_state(me, realm, client_gravatar=client_gravatar))
+    return state
+
+
+def _apply_person_update(state: dict[str, Any], person: dict[str, Any]) -> None:
+    user_id = person["user_id"]
+    active, inactive = state["realm_users"], state["realm_non_active_users"]
+    target = next((p for p in active + inactive if p["user_id"] == user_id), None)
+    if target is None:
+        return
+    for key, value in person.items():
+        if key == "custom_profile_field":
+            data = target.setdefault("profile_data", {})
+            if value["value"] is None:
+                data.pop(str(value["id"]), None)
+            else:
+                entry = {"value": value["value"]}
+                if value.get("rendered_value") is not None:
+                    entry["rendered_value"] = value["rendered_value"]
+                data[str(value["id"])] = entry
+        elif key == "role":
+            target.update(
+                role=value,
+                is_owner=value == Role.OWNER,
+                is_admin=value in (Role.OWNER, Role.ADMINISTRATOR),
+                is_guest=value == Role.GUEST,
+            )
+        elif key != "user_id":
+            target[key] = value
+    if "is_active" in person:
+        source, dest = (inactive, active) if person["is_active"] else (active, inactive)
+        if target in source:
+            source.remove(target)
+            dest.append(target)
+            dest.sort(key=lambda p: p["user_id"])
+    if state.get("user_id") == user_id:
+        if "full_name" in person:
+            state["full_name"] = person["full_name"]
+        if "role" in person:
+            role = person["role"]
+            state.update(
+                is_owner=role == Role.OWNER,
+                is_admin=role in (Role.OWNER, Role.ADMINISTRATOR),
+                is_moderator=role == Role.MODERATOR,
+                is_guest=role == Role.GUEST,
+            )
+
+
+def apply_event(state: dict[str, Any], event: dict[str, Any]) -> None:
+    """Update ``state`` (a /register response) with one event, as a client would."""
+    kind = event["type"]
+    if kind == "realm_user" and "realm_users" in state:
+        if event["op"] == "add":
+            person = event["person"]
+            bucket = "realm_users" if person["is_active"] else "realm_non_active_users"
+            state[bucket] = [p for p in state[bucket] if p["user_id"] != person["user_id"]]
+            state[bucket].append(person)
+            state[bucket].sort(key=lambda p: p["user_id"])
+        elif event["op"] == "remove":
+            user_id = event["person"]["user_id"]
+            state["realm_users"] = [p for p in state["realm_users"] if p["user_id"] != user_id]
+        elif event["op"] == "update":
+            _apply_person_update(state, event["person"])
+    elif kind == "realm" and event["op"] == "update":
+        key = f"realm_{event['property']}"
+        if key in state:
+            state[key] = event["value"]
+    elif kind == "realm" and event["op"] == "update_dict":
+        for name, value in event["data"].items():
+            if f"realm_{name}" in state:
+                state[f"realm_{name}"] = value

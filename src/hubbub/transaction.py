@@ -1,0 +1,28 @@
+"""A write transaction that also collects the events its changes produce.
+
+Events are published only after the transaction commits, and never for one that rolled
+back, so a client never hears of a change that did not happen:
+
+    async with services.write() as tx:
+        await do_change_full_name(tx, user, name)   # updates rows, calls tx.notify(...)
+    # committed; the events are on the bus now
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.events.bus import Notice
+
+
+@dataclass
+class Tx:
+    conn: AsyncConnection
+    notices: list[Notice] = field(default_factory=list)
+
+    def notify(self, realm_id: int, event: dict[str, Any], user_ids: Iterable[int]) -> None:
+        self.notices.append(Notice(realm_id, event, tuple(user_ids)))
