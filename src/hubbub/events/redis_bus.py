@@ -218,10 +218,9 @@ class RedisEventBus:
             raise BadEventQueueIdError(queue_id)
         # While polled, a queue cannot expire; should this worker die mid-poll, it expires
         # a lifespan after the poll would have ended.
-        busy_until = (
-            now + spec.lifespan_seconds + (HEARTBEAT_MIN_SECONDS + HEARTBEAT_JITTER_SECONDS)
-        )
-        await self.redis.zadd(f"{self.ns}:queues", {queue_id: busy_until})
+        poll_allowance = HEARTBEAT_MIN_SECONDS + HEARTBEAT_JITTER_SECONDS if block else 0.0
+        expires = now + spec.lifespan_seconds + poll_allowance
+        await self.redis.zadd(f"{self.ns}:queues", {queue_id: expires})
         events = await self._events(queue_id)
         if events or not block:
             return events

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 from hubbub.events.queues import LONGPOLL_TIMEOUT_SECONDS
 from hubbub.models import Realm, Role, User
-from hubbub.permissions import has_policy_permission
+from hubbub.permissions import user_permission_flags
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
 from hubbub.queries.users import list_users
@@ -113,8 +113,6 @@ def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict
 
 
 def identity_state(me: User, realm: Realm, *, client_gravatar: bool) -> dict[str, Any]:
-    public = has_policy_permission(me, realm.setting("create_public_stream_policy"))
-    private = has_policy_permission(me, realm.setting("create_private_stream_policy"))
     medium = GRAVATAR_URL.format(
         hash=hashlib.md5(me.delivery_email.lower().encode(), usedforsecurity=False).hexdigest(),
         version=me.avatar_version,
@@ -130,20 +128,10 @@ def identity_state(me: User, realm: Realm, *, client_gravatar: bool) -> dict[str
         "is_moderator": me.role == Role.MODERATOR,
         "is_guest": me.role == Role.GUEST,
         "avatar_source": me.avatar_source,
-        "avatar_url": avatar_url(me, client_gravatar=client_gravatar),
+        # Always a URL here (the schema has no null for the own avatar).
+        "avatar_url": avatar_url(me, client_gravatar=False),
         "avatar_url_medium": medium,
-        "can_create_streams": public or private,
-        "can_create_public_streams": public,
-        "can_create_private_streams": private,
-        "can_create_web_public_streams": has_policy_permission(
-            me, realm.setting("create_web_public_stream_policy")
-        ),
-        "can_subscribe_other_users": has_policy_permission(
-            me, realm.setting("invite_to_stream_policy")
-        ),
-        "can_invite_others_to_realm": has_policy_permission(
-            me, realm.setting("invite_to_realm_policy")
-        ),
+        **user_permission_flags(me.role, realm.setting),
     }
 
 
@@ -219,6 +207,13 @@ def _apply_person_update(state: dict[str, Any], person: dict[str, Any]) -> None:
                 is_admin=role in (Role.OWNER, Role.ADMINISTRATOR),
                 is_moderator=role == Role.MODERATOR,
                 is_guest=role == Role.GUEST,
+            )
+            # The realm's policies, as this client knows them.
+            state.update(
+                user_permission_flags(
+                    role,
+                    lambda name: state.get(f"realm_{name}", REALM_SETTING_DEFAULTS[name]),
+                )
             )
 
 

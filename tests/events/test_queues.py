@@ -1,0 +1,231 @@
+"""``POST /register``, ``GET /events``, ``DELETE /events``: queues and long-polling."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hubbub.app import create_app
+from hubbub.events.bus import MemoryEventBus
+from hubbub.services import build_services
+from hubbub.settings import Settings
+from tests.events.verify import register
+from tests.helpers import TestEnv, assert_error, assert_success
+
+
+async def test_register_shape(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    state = await register(env, hamlet)
+    assert isinstance(state["queue_id"], str) and state["last_event_id"] == -1
+    assert state["zulip_feature_level"] == 237 and state["zulip_version"].startswith("8.0")
+    assert state["max_message_length"] == 10000 and state["max_topic_length"] == 60
+    assert state["max_stream_name_length"] == 60
+    assert state["max_stream_description_length"] == 1024
+    assert state["event_queue_longpoll_timeout_seconds"] == 90
+    assert state["realm_name"] == "Hubbub"
+    assert state["realm_message_retention_days"] == -1
+    assert state["user_id"] == hamlet.id and state["email"] == "hamlet@example.com"
+    assert state["full_name"] == "Hamlet"
+    assert state["is_admin"] is False and state["is_guest"] is False
+    assert state["can_create_public_streams"] is True
+    assert {p["user_id"] for p in state["realm_users"]} == {u.id for u in env.users.values()}
+    assert state["realm_non_active_users"] == [] and state["cross_realm_bots"] == []
+    assert all("profile_data" in p for p in state["realm_users"])
+
+
+async def test_register_state_follows_fetch_event_types(env: TestEnv) -> None:
+    state = await register(env, env.users["hamlet"], event_types=["realm_user"])
+    assert "realm_users" in state and "realm_name" not in state
+    state = await register(
+        env, env.users["hamlet"], event_types=["realm_user"], fetch_event_types=["realm"]
+    )
+    assert "realm_users" not in state and "realm_name" in state
+
+
+async def test_guest_role_in_state(env: TestEnv) -> None:
+    state = await register(env, env.users["polonius"])
+    assert state["is_guest"] is True and state["can_create_public_streams"] is False
+    state = await register(env, env.users["desdemona"])
+    assert state["is_owner"] is True and state["is_admin"] is True
+    assert state["can_create_web_public_streams"] is True
+
+
+async def test_register_validation(env: TestEnv) -> None:
+    client = env.client("hamlet")
+    assert_error(
+        await client.post("/register", {"event_types": "realm"}), "event_types is not valid JSON"
+    )
+    assert_error(await client.post("/register", {"narrow": [["stream"]]}), "Invalid narrow")
+    assert_error(
+        await client.post("/register", {"client_capabilities": {"bulk_message_deletion": "yes"}}),
+        'client_capabilities["bulk_message_deletion"] is not a boolean',
+    )
+    body = assert_success(
+        await client.post(
+            "/register",
+            {
+                "narrow": [["stream", "Denmark"], {"operator": "topic", "operand": "x"}],
+                "client_capabilities": {"notification_settings_null": True},
+                "queue_lifespan_secs": 3600,
+            },
+        )
+    )
+    assert body["queue_id"]
+
+
+async def test_events_arrive_and_are_pruned(env: TestEnv) -> None:
+    client = env.client("hamlet")
+    state = await register(env, env.users["hamlet"])
+    queue_id = state["queue_id"]
+    await env.create_user("a@example.com", "Aaa Aaa")
+    await env.create_user("b@example.com", "Bbb Bbb")
+    body = assert_success(await client.get("/events", {"queue_id": queue_id, "last_event_id": -1}))
+    assert body["queue_id"] == queue_id
+    assert [e["id"] for e in body["events"]] == [0, 1]
+    assert [e["person"]["full_name"] for e in body["events"]] == ["Aaa Aaa", "Bbb Bbb"]
+    # Acknowledging event 0 leaves event 1.
+    body = assert_success(await client.get("/events", {"queue_id": queue_id, "last_event_id": 0}))
+    assert [e["id"] for e in body["events"]] == [1]
+    body = assert_success(
+        await client.get("/events", {"queue_id": queue_id, "last_event_id": 1, "dont_block": True})
+    )
+    assert body["events"] == []
+    assert_error(
+        await client.get("/events", {"queue_id": queue_id, "last_event_id": 0}),
+        "An event newer than 0 has already been pruned!",
+    )
+
+
+async def test_long_poll_wakes_on_event(env: TestEnv) -> None:
+    state = await register(env, env.users["hamlet"])
+    poll = asyncio.create_task(
+        env.client("hamlet").get("/events", {"queue_id": state["queue_id"], "last_event_id": -1})
+    )
+    await asyncio.sleep(0.05)
+    assert not poll.done()
+    await env.create_user("a@example.com", "Aaa Aaa")
+    body = assert_success(await asyncio.wait_for(poll, 5))
+    assert [e["type"] for e in body["events"]] == ["realm_user"]
+
+
+async def test_quiet_poll_ends_with_heartbeat(env: TestEnv) -> None:
+    state = await register(env, env.users["hamlet"])
+    body = assert_success(
+        await env.client("hamlet").get(
+            "/events", {"queue_id": state["queue_id"], "last_event_id": -1}
+        )
+    )
+    assert body["events"] == [{"type": "heartbeat", "id": 0}]
+
+
+async def test_newer_poll_ends_older_one(env: TestEnv) -> None:
+    state = await register(env, env.users["hamlet"])
+    params = {"queue_id": state["queue_id"], "last_event_id": -1}
+    first = asyncio.create_task(env.client("hamlet").get("/events", params))
+    await asyncio.sleep(0.05)
+    second = asyncio.create_task(env.client("hamlet").get("/events", params))
+    body = assert_success(await asyncio.wait_for(first, 5))
+    assert body["events"] == []
+    await env.create_user("a@example.com", "Aaa Aaa")
+    body = assert_success(await asyncio.wait_for(second, 5))
+    assert [e["type"] for e in body["events"]] == ["realm_user"]
+
+
+async def test_bad_queue_ids(env: TestEnv) -> None:
+    client = env.client("hamlet")
+    body = assert_error(
+        await client.get("/events", {"queue_id": "nope"}),
+        "Bad event queue ID: nope",
+        code="BAD_EVENT_QUEUE_ID",
+    )
+    assert body["queue_id"] == "nope"
+    assert_error(
+        await client.get("/events", {}),
+        "Missing 'queue_id' argument",
+        code="REQUEST_VARIABLE_MISSING",
+    )
+    # Someone else's queue is as good as unknown.
+    state = await register(env, env.users["othello"])
+    assert_error(
+        await client.get("/events", {"queue_id": state["queue_id"]}),
+        f"Bad event queue ID: {state['queue_id']}",
+        code="BAD_EVENT_QUEUE_ID",
+    )
+    assert_error(
+        await client.delete("/events", {"queue_id": state["queue_id"]}),
+        f"Bad event queue ID: {state['queue_id']}",
+        code="BAD_EVENT_QUEUE_ID",
+    )
+
+
+async def test_delete_queue(env: TestEnv) -> None:
+    client = env.client("hamlet")
+    state = await register(env, env.users["hamlet"])
+    queue_id = state["queue_id"]
+    assert_success(await client.delete("/events", {"queue_id": queue_id}))
+    body = assert_error(
+        await client.delete("/events", {"queue_id": queue_id}),
+        f"Bad event queue ID: {queue_id}",
+        code="BAD_EVENT_QUEUE_ID",
+    )
+    assert body["queue_id"] == queue_id
+    assert_error(
+        await client.get("/events", {"queue_id": queue_id}),
+        f"Bad event queue ID: {queue_id}",
+        code="BAD_EVENT_QUEUE_ID",
+    )
+    # Nothing is delivered to a deleted queue, and delivery to others goes on.
+    other = await register(env, env.users["hamlet"])
+    await env.create_user("a@example.com", "Aaa Aaa")
+    body = assert_success(
+        await client.get("/events", {"queue_id": other["queue_id"], "dont_block": True})
+    )
+    assert len(body["events"]) == 1
+
+
+async def test_idle_queues_expire(env: TestEnv) -> None:
+    bus = env.services.bus
+    short = await register(env, env.users["hamlet"], queue_lifespan_secs=1)
+    default = await register(env, env.users["hamlet"])
+    now = env.services.clock.now()
+    assert await bus.expire_queues(now + 0.5) == 0
+    assert await bus.expire_queues(now + 2) == 1
+    assert await bus.get_queue(short["queue_id"]) is None
+    assert await bus.get_queue(default["queue_id"]) is not None
+    assert await bus.expire_queues(now + 601) == 1
+    assert_error(
+        await env.client("hamlet").get("/events", {"queue_id": default["queue_id"]}),
+        f"Bad event queue ID: {default['queue_id']}",
+        code="BAD_EVENT_QUEUE_ID",
+    )
+
+
+async def test_memory_queues_survive_a_restart(settings: Settings) -> None:
+    """A clean shutdown saves the in-memory queues; the next start restores them."""
+    from hubbub.db.migrate import upgrade
+    from tests.helpers import TestEnv as Env
+
+    services = build_services(settings)
+    assert isinstance(services.bus, MemoryEventBus)
+    await upgrade(services.db)
+    await services.start()
+    env = Env(create_app(settings, services=services), services)
+    await env.setup()
+    state = await register(env, env.users["hamlet"])
+    await env.create_user("a@example.com", "Aaa Aaa")
+    await services.close()
+
+    services = build_services(settings)
+    await services.start()
+    env.app = create_app(settings, services=services)
+    env.services = services
+    try:
+        await env.create_user("b@example.com", "Bbb Bbb")
+        body = assert_success(
+            await env.client("hamlet").get(
+                "/events", {"queue_id": state["queue_id"], "last_event_id": -1}
+            )
+        )
+        assert [e["person"]["full_name"] for e in body["events"]] == ["Aaa Aaa", "Bbb Bbb"]
+        assert [e["id"] for e in body["events"]] == [0, 1]
+    finally:
+        await services.close()

@@ -1,0 +1,58 @@
+"""``verify_action``: old state + the events an action produced == a fresh /register."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from hubbub.events.state import apply_event
+from hubbub.models import User
+from tests.helpers import TestEnv, assert_success
+
+# Keys that legitimately differ between two registrations.
+VOLATILE = {"queue_id", "last_event_id", "result", "msg"}
+
+
+def normalized(state: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in state.items() if k not in VOLATILE}
+    for key in ("realm_users", "realm_non_active_users"):
+        if key in out:
+            out[key] = sorted(out[key], key=lambda p: p["user_id"])
+    return out
+
+
+async def register(env: TestEnv, user: User, **params: Any) -> dict[str, Any]:
+    return assert_success(await env.client(user).post("/register", params))
+
+
+async def verify_action(
+    env: TestEnv,
+    user: User,
+    action: Callable[[], Awaitable[object]],
+    *,
+    num_events: int | None = None,
+    **register_params: Any,
+) -> list[dict[str, Any]]:
+    """Run ``action``; check the events it sends ``user`` turn the old state into the new."""
+    before = await register(env, user, **register_params)
+    await action()
+    body = assert_success(
+        await env.client(user).get(
+            "/events",
+            {
+                "queue_id": before["queue_id"],
+                "last_event_id": before["last_event_id"],
+                "dont_block": True,
+            },
+        )
+    )
+    events = body["events"]
+    if num_events is not None:
+        assert len(events) == num_events, events
+    state = copy.deepcopy(before)
+    for event in events:
+        apply_event(state, event)
+    after = await register(env, user, **register_params)
+    assert normalized(state) == normalized(after)
+    return events  # type: ignore[no-any-return]
