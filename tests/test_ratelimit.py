@@ -60,8 +60,9 @@ async def test_rate_limit_per_user(limited_env: tuple[TestEnv, FakeClock]) -> No
         assert int(response.headers["X-RateLimit-Reset"]) >= int(clock.now())
     clock.advance(10)
     response = await client.get("/users/me")
-    body = assert_error(response, "API usage exceeded rate limit", status=429,
-                        code="RATE_LIMIT_HIT")
+    body = assert_error(
+        response, "API usage exceeded rate limit", status=429, code="RATE_LIMIT_HIT"
+    )
     assert body["retry-after"] == pytest.approx(50, abs=0.01)
     assert float(response.headers["Retry-After"]) == pytest.approx(50, abs=0.01)
     assert response.headers["X-RateLimit-Remaining"] == "0"
@@ -78,8 +79,12 @@ async def test_rate_limit_unauthenticated_by_address(
     client = env.client()
     for _ in range(3):
         assert_success(await client.get("/server_settings"))
-    assert_error(await client.get("/server_settings"), "API usage exceeded rate limit",
-                 status=429, code="RATE_LIMIT_HIT")
+    assert_error(
+        await client.get("/server_settings"),
+        "API usage exceeded rate limit",
+        status=429,
+        code="RATE_LIMIT_HIT",
+    )
 
 
 async def test_rate_limit_off_sends_no_headers(env: TestEnv) -> None:
