@@ -208,13 +208,28 @@ def _apply_person_update(state: dict[str, Any], person: dict[str, Any]) -> None:
                 is_moderator=role == Role.MODERATOR,
                 is_guest=role == Role.GUEST,
             )
-            # The realm's policies, as this client knows them.
-            state.update(
-                user_permission_flags(
-                    role,
-                    lambda name: state.get(f"realm_{name}", REALM_SETTING_DEFAULTS[name]),
-                )
-            )
+            _refresh_permission_flags(state)
+
+
+def _own_role(state: dict[str, Any]) -> Role:
+    if state["is_owner"]:
+        return Role.OWNER
+    if state["is_admin"]:
+        return Role.ADMINISTRATOR
+    if state["is_moderator"]:
+        return Role.MODERATOR
+    return Role.GUEST if state["is_guest"] else Role.MEMBER
+
+
+def _refresh_permission_flags(state: dict[str, Any]) -> None:
+    """Recompute the ``can_*`` keys from the user's role and the realm's policies, as this
+    client knows them."""
+    state.update(
+        user_permission_flags(
+            _own_role(state),
+            lambda name: state.get(f"realm_{name}", REALM_SETTING_DEFAULTS[name]),
+        )
+    )
 
 
 def apply_event(state: dict[str, Any], event: dict[str, Any]) -> None:
@@ -236,6 +251,8 @@ def apply_event(state: dict[str, Any], event: dict[str, Any]) -> None:
         key = f"realm_{event['property']}"
         if key in state:
             state[key] = event["value"]
+        if "can_create_streams" in state and event["property"].endswith("_policy"):
+            _refresh_permission_flags(state)
     elif kind == "realm" and event["op"] == "update_dict":
         for name, value in event["data"].items():
             if f"realm_{name}" in state:
