@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
@@ -25,10 +27,25 @@ def _export(settings: Settings) -> None:
             "HUBBUB_DATA_DIR": str(settings.data_dir),
             "HUBBUB_DATABASE_URL": settings.database_url,
             "HUBBUB_REDIS_URL": settings.redis_url,
+            "HUBBUB_REDIS_NAMESPACE": settings.redis_namespace,
             "HUBBUB_RATE_LIMIT": str(settings.rate_limit),
             "HUBBUB_EXTERNAL_HOST": settings.external_host,
         }
     )
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, but a SIGTERM/Ctrl-C that ends in a clean shutdown exits with status 0.
+
+    uvicorn re-raises the captured signal after shutting down, so the process would end
+    "killed by SIGTERM"; service managers and scripts read that as a crash.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            yield
+            self._captured_signals.clear()
 
 
 def run_server(settings: Settings) -> None:
@@ -46,4 +63,4 @@ def run_server(settings: Settings) -> None:
             "hubbub.server:app_from_environment", factory=True, workers=settings.workers, **common
         )
     else:
-        uvicorn.run(create_app(settings), **common)
+        _Server(uvicorn.Config(create_app(settings), **common)).run()

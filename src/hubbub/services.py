@@ -47,7 +47,12 @@ def build_bus(settings: Settings, clock: Clock, redis: Any) -> EventBus:
     if redis is not None:
         from hubbub.events.redis_bus import RedisEventBus
 
-        return RedisEventBus(redis, clock, heartbeat_seconds=settings.heartbeat_seconds)
+        return RedisEventBus(
+            redis,
+            clock,
+            heartbeat_seconds=settings.heartbeat_seconds,
+            namespace=settings.redis_namespace,
+        )
     return MemoryEventBus(
         clock,
         state_file=settings.data_dir / "event_queues.json" if settings.persist_queues else None,
@@ -60,7 +65,11 @@ def build_rate_limiter(settings: Settings, clock: Clock, redis: Any) -> RateLimi
         return NoRateLimiter()
     if redis is not None:
         return RedisRateLimiter(
-            redis, settings.rate_limit, settings.rate_limit_window_seconds, clock
+            redis,
+            settings.rate_limit,
+            settings.rate_limit_window_seconds,
+            clock,
+            namespace=settings.redis_namespace,
         )
     return MemoryRateLimiter(settings.rate_limit, settings.rate_limit_window_seconds, clock)
 

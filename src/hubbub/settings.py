@@ -23,6 +23,8 @@ class Settings:
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     database_url: str = ""
     redis_url: str = ""
+    # Prefix of every Redis key, so several installations (or test runs) can share a Redis.
+    redis_namespace: str = "hubbub"
     host: str = "127.0.0.1"
     port: int = 9991
     workers: int = 1
@@ -72,6 +74,7 @@ def load_settings(
         "data_dir": Path(env.get("HUBBUB_DATA_DIR") or DEFAULT_DATA_DIR),
         "database_url": env.get("HUBBUB_DATABASE_URL", ""),
         "redis_url": env.get("HUBBUB_REDIS_URL", ""),
+        "redis_namespace": env.get("HUBBUB_REDIS_NAMESPACE") or "hubbub",
         "host": env.get("HUBBUB_HOST") or "127.0.0.1",
         "port": _env_int(env, "HUBBUB_PORT", 9991),
         "owner_email": env.get("HUBBUB_OWNER_EMAIL") or DEFAULT_OWNER_EMAIL,
