@@ -91,3 +91,27 @@ async def test_rate_limit_off_sends_no_headers(env: TestEnv) -> None:
     response = await env.client("hamlet").get("/users/me")
     assert_success(response)
     assert "X-RateLimit-Limit" not in response.headers
+
+
+async def test_failed_authentication_is_rate_limited_by_address(
+    limited_env: tuple[TestEnv, FakeClock],
+) -> None:
+    env, _ = limited_env
+    bad = env.client(headers={"Authorization": "Basic " + "eDp4"})
+    for _ in range(3):
+        assert (await bad.get("/users/me")).status_code == 401
+    assert_error(
+        await bad.get("/users/me"),
+        "API usage exceeded rate limit",
+        status=429,
+        code="RATE_LIMIT_HIT",
+    )
+
+
+async def test_memory_limiter_forgets_idle_keys() -> None:
+    clock = FakeClock()
+    limiter = MemoryRateLimiter(3, 60.0, clock)
+    await limiter.hit("ip:1")
+    clock.advance(61)
+    limiter._sweep(clock.monotonic())
+    assert limiter._hits == {}

@@ -89,8 +89,11 @@ def _run(settings: Settings, work: Callable[[Services], Awaitable[T]]) -> T:
 
 
 def _configure_logging() -> None:
+    level = os.environ.get("HUBBUB_LOG_LEVEL", "INFO").upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        fail(f"HUBBUB_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not {level!r}")
     logging.basicConfig(
-        level=os.environ.get("HUBBUB_LOG_LEVEL", "INFO").upper(),
+        level=level,
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )

@@ -35,14 +35,27 @@ class NoRateLimiter:
 
 
 class MemoryRateLimiter:
+    # Forget keys idle for a whole window every this many hits, so memory stays bounded
+    # by the number of recently active users and addresses.
+    SWEEP_EVERY = 10_000
+
     def __init__(self, limit: int, window: float, clock: Clock) -> None:
         self.limit = limit
         self.window = window
         self.clock = clock
         self._hits: dict[str, deque[float]] = {}
+        self._calls = 0
+
+    def _sweep(self, now: float) -> None:
+        stale = [k for k, hits in self._hits.items() if not hits or hits[-1] <= now - self.window]
+        for key in stale:
+            del self._hits[key]
 
     async def hit(self, key: str) -> RateLimitResult:
         now = self.clock.monotonic()
+        self._calls += 1
+        if self._calls % self.SWEEP_EVERY == 0:
+            self._sweep(now)
         hits = self._hits.setdefault(key, deque())
         while hits and hits[0] <= now - self.window:
             hits.popleft()

@@ -168,7 +168,13 @@ async def dispatch(request: Request, ep: Endpoint) -> Response:
             )
         req = ApiRequest(services, request, realm, client_name(request, args))
         if ep.auth:
-            req.user = await _authenticate(req)
+            try:
+                req.user = await _authenticate(req)
+            except ApiError:
+                # Failed attempts count against the caller's address, so keys cannot be
+                # guessed at full speed.
+                await _check_rate_limit(req)
+                raise
         headers = await _check_rate_limit(req)
         kwargs = parse_arguments(ep.specs, args, request.path_params)
         payload = await ep.func(req, **kwargs)

@@ -50,7 +50,7 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
-        """A read-only transaction (a consistent snapshot on both dialects)."""
+        """A read transaction (SQLite: one snapshot; PostgreSQL: READ COMMITTED, per statement)."""
         async with self.engine.connect() as conn, conn.begin():
             yield conn
 

@@ -45,7 +45,7 @@ user_profile = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
     # The address other users and the API see; equals delivery_email unless the user's
-    # email_address_visibility hides it (then a dummy "user<ID>@<host>" address).
+    # email_address_visibility hides it (then a dummy "user<ID>@hubbub.invalid" address).
     sa.Column("email", sa.String(254), nullable=False),
     # The real address the user logs in with.
     sa.Column("delivery_email", sa.String(254), nullable=False),

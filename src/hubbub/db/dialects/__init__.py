@@ -1,4 +1,4 @@
-"""Per-dialect differences, one module each, chosen by ``for_url``."""
+"""Per-dialect differences, one module each, chosen by ``for_name``."""
 
 from __future__ import annotations
 
