@@ -104,5 +104,7 @@ def write_zuliprc(path: Path, email: str, api_key: str, site: str) -> None:
     """Write the file the official clients read; readable by its owner only (it holds a key)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # The mode above applies only to a new file; an existing one may be world-readable.
+    os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(zuliprc_text(email, api_key, site))

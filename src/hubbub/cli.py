@@ -19,6 +19,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import orjson
 import typer
 
+from hubbub.actions.users import is_valid_email
 from hubbub.bootstrap import (
     create_user_in_realm,
     ensure_first_realm,
@@ -146,11 +147,15 @@ def serve(
             fail("--workers above 1 needs PostgreSQL (--database-url): SQLite runs in one process")
         if not settings.redis_url:
             fail("--workers above 1 needs Redis (--redis-url) so workers share queues and limits")
+    if not is_valid_email(settings.owner_email):
+        fail(
+            f"--owner-email (HUBBUB_OWNER_EMAIL) is not an email address: {settings.owner_email!r}"
+        )
     _check_port_free(settings.host, settings.port)
     first = _run(settings, ensure_first_realm)
     if first is not None:
         site = site_url("", settings.host, settings.port, settings.external_host)
-        zuliprc = settings.data_dir / "zuliprc"
+        zuliprc = (settings.data_dir / "zuliprc").resolve()
         write_zuliprc(zuliprc, first.user.delivery_email, first.user.api_key, site)
         typer.echo(
             "Created the organization and its owner (shown once; keep them safe):\n"
@@ -158,7 +163,7 @@ def serve(
             f"  Email:    {first.user.delivery_email}\n"
             f"  Password: {first.password}\n"
             f"  API key:  {first.user.api_key}\n"
-            f"  zuliprc:  {zuliprc.resolve()}  (for the official Zulip clients: "
+            f"  zuliprc:  {zuliprc}  (for the official Zulip clients: "
             f"zulip-send --config-file {zuliprc} ...)"
         )
     from hubbub.server import run_server

@@ -1,0 +1,179 @@
+"""Real-time events end to end: the official ``zulip`` client against ``hubbub serve``,
+and two server processes sharing PostgreSQL and Redis."""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import zulip
+
+from tests.e2e.conftest import HubbubServer, fresh_postgres_database, hubbub_env, serving
+
+REDIS_ENV = "HUBBUB_TEST_REDIS_URL"
+PG_ENV = "HUBBUB_TEST_DATABASE_URL"
+
+
+def client_for(server: HubbubServer, email: str, api_key: str) -> zulip.Client:
+    return zulip.Client(email=email, api_key=api_key, site=server.url, client="HubbubE2E")
+
+
+def owner_client(server: HubbubServer) -> zulip.Client:
+    owner = server.owner()
+    return client_for(server, owner.email, owner.api_key)
+
+
+def make_user(admin: zulip.Client, server: HubbubServer, name: str) -> zulip.Client:
+    email = f"{name}@example.com"
+    result = admin.create_user(
+        {"email": email, "password": "long-enough-pw", "full_name": name.title()}
+    )
+    assert result["result"] == "success", result
+    key = admin.call_endpoint(
+        "fetch_api_key", method="POST", request={"username": email, "password": "long-enough-pw"}
+    )
+    assert key["result"] == "success", key
+    return client_for(server, email, key["api_key"])
+
+
+class Stop(Exception):
+    """Raised from a callback to leave call_on_each_event's endless loop."""
+
+
+def test_register_get_events_deregister(hubbub_server: HubbubServer) -> None:
+    admin = owner_client(hubbub_server)
+    queue = admin.register(event_types=["realm_user"])
+    assert queue["result"] == "success", queue
+    assert queue["last_event_id"] == -1
+    assert any(p["email"] == hubbub_server.owner().email for p in queue["realm_users"])
+    make_user(admin, hubbub_server, "ophelia")
+    events = admin.get_events(queue_id=queue["queue_id"], last_event_id=-1)
+    assert events["result"] == "success", events
+    [event] = events["events"]
+    assert event["type"] == "realm_user" and event["op"] == "add"
+    assert event["person"]["full_name"] == "Ophelia"
+    assert admin.deregister(queue["queue_id"])["result"] == "success"
+    gone = admin.get_events(queue_id=queue["queue_id"], last_event_id=-1)
+    assert gone["result"] == "error" and gone["code"] == "BAD_EVENT_QUEUE_ID"
+    assert gone["queue_id"] == queue["queue_id"]
+
+
+def test_call_on_each_event_sees_others_and_survives_deregister(
+    hubbub_server: HubbubServer,
+) -> None:
+    admin = owner_client(hubbub_server)
+    listener = make_user(admin, hubbub_server, "horatio")
+    registered: list[str] = []
+    real_register = listener.register
+
+    def observed_register(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        result: dict[str, Any] = real_register(*args, **kwargs)
+        if result.get("result") == "success":
+            registered.append(result["queue_id"])
+        return result
+
+    listener.register = observed_register  # type: ignore[method-assign]
+    seen: list[dict[str, Any]] = []
+    failure: list[BaseException] = []
+
+    def callback(event: dict[str, Any]) -> None:
+        seen.append(event)
+        if event["type"] == "realm_user" and event["person"].get("full_name") == "Renamed":
+            raise Stop
+
+    def run() -> None:
+        try:
+            listener.call_on_each_event(callback, event_types=["realm_user"])
+        except Stop:
+            pass
+        except BaseException as exc:  # reported to the test thread below
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    _wait_for(lambda: len(registered) >= 1)
+    # Deleting the queue under the client: its next poll gets BAD_EVENT_QUEUE_ID and the
+    # client registers a new queue by itself.
+    assert listener.deregister(registered[0])["result"] == "success"
+    _wait_for(lambda: len(registered) >= 2)
+    me = admin.get_profile()
+    assert me["result"] == "success"
+    target = next(m for m in admin.get_members()["members"] if m["full_name"] == "Horatio")
+    # Another user's change reaches the listener's new queue.
+    changed = admin.update_user_by_id(target["user_id"], full_name="Renamed")
+    assert changed["result"] == "success", changed
+    thread.join(timeout=20)
+    assert not thread.is_alive(), "call_on_each_event never saw the rename"
+    assert not failure, failure
+    assert seen[-1]["person"] == {"user_id": target["user_id"], "full_name": "Renamed"}
+
+
+def _wait_for(condition: Any, timeout: float = 15.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.mark.skipif(
+    not (os.environ.get(REDIS_ENV) and os.environ.get(PG_ENV)),
+    reason=f"two-process variant: set {PG_ENV} and {REDIS_ENV} to run it",
+)
+def test_event_from_one_process_reaches_a_poll_on_another(tmp_path: Path) -> None:
+    """Two `hubbub serve` processes on one PostgreSQL database and one Redis: a queue
+    registered through the first is polled through the second, and a change made through
+    the first reaches that poll."""
+    redis_url = os.environ[REDIS_ENV]
+    namespace = f"e2e-{uuid.uuid4().hex}"
+    env = hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace)
+    extra = ["--redis-url", redis_url]
+    with (
+        fresh_postgres_database(os.environ[PG_ENV], prefix="hubbub_two") as database_url,
+        serving(tmp_path / "one", database_url=database_url, extra_args=extra, env=env) as one,
+    ):
+        owner = one.owner()
+        with serving(tmp_path / "two", database_url=database_url, extra_args=extra, env=env) as two:
+            through_one = client_for(one, owner.email, owner.api_key)
+            through_two = client_for(two, owner.email, owner.api_key)
+            queue = through_one.register(event_types=["realm_user"])
+            assert queue["result"] == "success", queue
+            result: dict[str, Any] = {}
+
+            def poll() -> None:
+                result.update(through_two.get_events(queue_id=queue["queue_id"], last_event_id=-1))
+
+            poller = threading.Thread(target=poll, daemon=True)
+            poller.start()
+            _wait_for(lambda: _queue_polled(two, owner.email, owner.api_key))
+            created = through_one.create_user(
+                {
+                    "email": "laertes@example.com",
+                    "password": "long-enough-pw",
+                    "full_name": "Laertes",
+                }
+            )
+            assert created["result"] == "success", created
+            poller.join(timeout=20)
+            assert not poller.is_alive()
+            assert result["result"] == "success", result
+            [event] = result["events"]
+            assert event["person"]["full_name"] == "Laertes"
+            assert event["person"]["user_id"] == created["user_id"]
+
+
+def _queue_polled(server: HubbubServer, email: str, api_key: str) -> bool:
+    """Give the poll a moment to be waiting on the server (it cannot be observed directly)."""
+    import time
+
+    time.sleep(0.3)
+    response = httpx.get(f"{server.url}/api/v1/users/me", auth=(email, api_key), timeout=5)
+    return response.status_code == 200
