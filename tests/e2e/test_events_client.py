@@ -177,3 +177,55 @@ def _queue_polled(server: HubbubServer, email: str, api_key: str) -> bool:
     time.sleep(0.3)
     response = httpx.get(f"{server.url}/api/v1/users/me", auth=(email, api_key), timeout=5)
     return response.status_code == 200
+
+
+@pytest.mark.skipif(
+    not (os.environ.get(REDIS_ENV) and os.environ.get(PG_ENV)),
+    reason=f"multi-worker variant: set {PG_ENV} and {REDIS_ENV} to run it",
+)
+def test_serve_with_two_workers_shares_queues(tmp_path: Path) -> None:
+    """`serve --workers 2`: whichever worker takes each request, every poll of a queue
+    registered anywhere sees the events; SIGTERM stops the workers and exits 0."""
+    env = hubbub_env(HUBBUB_REDIS_NAMESPACE=f"e2e-{uuid.uuid4().hex}")
+    extra = ["--redis-url", os.environ[REDIS_ENV], "--workers", "2"]
+    with (
+        fresh_postgres_database(os.environ[PG_ENV], prefix="hubbub_workers") as database_url,
+        serving(tmp_path / "data", database_url=database_url, extra_args=extra, env=env) as srv,
+    ):
+        owner = srv.owner()
+        for round_number in range(4):
+            # A fresh client (a new connection) per step, so requests spread over workers.
+            queue = client_for(srv, owner.email, owner.api_key).register(event_types=["realm_user"])
+            assert queue["result"] == "success", queue
+            name = f"Worker Test {round_number}"
+            created = client_for(srv, owner.email, owner.api_key).create_user(
+                {
+                    "email": f"w{round_number}@example.com",
+                    "password": "long-enough-pw",
+                    "full_name": name,
+                }
+            )
+            assert created["result"] == "success", created
+            events = client_for(srv, owner.email, owner.api_key).get_events(
+                queue_id=queue["queue_id"], last_event_id=-1
+            )
+            assert events["result"] == "success", events
+            assert [e["person"]["full_name"] for e in events["events"]] == [name]
+        # Two workers (multiprocessing may add its resource-tracker process).
+        children = _child_pids(srv.pid)
+        assert len(children) >= 2, children
+    assert srv.process.returncode == 0
+    assert not any(_alive(pid) for pid in children)
+
+
+def _child_pids(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and " Z " not in Path(f"/proc/{pid}/stat").read_text()
