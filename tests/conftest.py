@@ -13,13 +13,11 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from hubbub.app import create_app
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 from hubbub.db.tables import metadata
-from hubbub.services import build_services
 from hubbub.settings import Settings
-from tests.helpers import TestEnv
+from tests.helpers import TestEnv, running_env
 
 PG_ENV = "HUBBUB_TEST_DATABASE_URL"
 
@@ -86,12 +84,5 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 async def env(settings: Settings) -> AsyncIterator[TestEnv]:
-    services = build_services(settings)
-    await upgrade(services.db)
-    await services.start()
-    test_env = TestEnv(create_app(settings, services=services), services)
-    await test_env.setup()
-    try:
+    async with running_env(settings) as test_env:
         yield test_env
-    finally:
-        await services.close()

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import base64
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import orjson
+import pytest
 from starlette.applications import Starlette
 
 from hubbub.actions.realms import do_create_realm
 from hubbub.actions.users import check_create_user
+from hubbub.app import create_app
+from hubbub.clock import Clock
+from hubbub.db.migrate import upgrade
 from hubbub.models import Realm, Role, User
-from hubbub.services import Services
+from hubbub.services import Services, build_services
+from hubbub.settings import Settings
 from tests import openapi
 
 API = "/api/v1"
@@ -167,3 +176,28 @@ class TestEnv:
         if isinstance(user, str):
             user = self.users[user]
         return ApiClient(self.app, user, **kwargs)
+
+
+REDIS_ENV = "HUBBUB_TEST_REDIS_URL"
+
+
+def with_test_redis(settings: Settings) -> Settings:
+    """``settings`` using the test Redis under a fresh key namespace, or skip the test."""
+    url = os.environ.get(REDIS_ENV)
+    if not url:
+        pytest.skip(f"Redis variant: set {REDIS_ENV} to run it")
+    return settings.with_(redis_url=url, redis_namespace=f"test-{uuid.uuid4().hex}")
+
+
+@asynccontextmanager
+async def running_env(settings: Settings, *, clock: Clock | None = None) -> AsyncIterator[TestEnv]:
+    """Services as the server builds them, a migrated database and the standard users."""
+    services = build_services(settings, clock=clock)
+    try:
+        await upgrade(services.db)
+        await services.start()
+        env = TestEnv(create_app(settings, services=services), services)
+        await env.setup()
+        yield env
+    finally:
+        await services.close()

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-from redis.asyncio import Redis
 
-from hubbub.app import create_app
 from hubbub.clock import FakeClock
-from hubbub.db.migrate import upgrade
-from hubbub.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
-from hubbub.services import build_services
+from hubbub.ratelimit import MemoryRateLimiter, RedisRateLimiter
 from hubbub.settings import Settings
-from tests.helpers import TestEnv, assert_error, assert_success
+from tests.helpers import TestEnv, assert_error, assert_success, running_env, with_test_redis
 
 REDIS_ENV = "HUBBUB_TEST_REDIS_URL"
 
@@ -25,28 +19,13 @@ async def limited_env(
     request: pytest.FixtureRequest, settings: Settings
 ) -> AsyncIterator[tuple[TestEnv, FakeClock]]:
     clock = FakeClock()
-    services = build_services(settings.with_(rate_limit=3), clock=clock)
-    redis = None
-    limiter: RateLimiter
+    settings = settings.with_(rate_limit=3)
     if request.param == "redis":
-        url = os.environ.get(REDIS_ENV)
-        if not url:
-            await services.close()
-            pytest.skip(f"Redis variant: set {REDIS_ENV} to run it")
-        redis = Redis.from_url(url)
-        limiter = RedisRateLimiter(redis, 3, 60.0, clock, namespace=f"test-{uuid.uuid4().hex}")
-    else:
-        limiter = MemoryRateLimiter(3, 60.0, clock)
-    services.rate_limiter = limiter
-    await upgrade(services.db)
-    env = TestEnv(create_app(services.settings, services=services), services)
-    await env.setup()
-    try:
+        settings = with_test_redis(settings)
+    async with running_env(settings, clock=clock) as env:
+        expected = RedisRateLimiter if request.param == "redis" else MemoryRateLimiter
+        assert isinstance(env.services.rate_limiter, expected)
         yield env, clock
-    finally:
-        await services.close()
-        if redis is not None:
-            await redis.aclose()
 
 
 async def test_rate_limit_per_user(limited_env: tuple[TestEnv, FakeClock]) -> None:

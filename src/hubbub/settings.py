@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,6 @@ class Settings:
     persist_queues: bool = True
     # Zulip's WEB_PUBLIC_STREAMS_ENABLED server setting.
     web_public_streams_enabled: bool = True
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def effective_database_url(self) -> str:
