@@ -18,12 +18,28 @@ import yaml
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-SPEC_PATH = Path(
-    os.environ.get(
-        "HUBBUB_ZULIP_OPENAPI",
-        Path(__file__).resolve().parents[2] / "shared" / "reference" / "zulip-openapi.yaml",
-    )
+_CANDIDATES = (
+    # ../shared/reference beside the checkout, as in the development workspace...
+    Path(__file__).resolve().parents[2] / "shared" / "reference" / "zulip-openapi.yaml",
+    # ...and the workspace's fixed location, for a clone made elsewhere (CI).
+    Path("/work/shared/reference/zulip-openapi.yaml"),
 )
+
+
+def _find_spec() -> Path:
+    if os.environ.get("HUBBUB_ZULIP_OPENAPI"):
+        return Path(os.environ["HUBBUB_ZULIP_OPENAPI"])
+    for candidate in _CANDIDATES:
+        if candidate.is_file():
+            return candidate
+    raise RuntimeError(
+        "Zulip's OpenAPI document was not found at "
+        + " or ".join(str(c) for c in _CANDIDATES)
+        + "; set HUBBUB_ZULIP_OPENAPI to its path"
+    )
+
+
+SPEC_PATH = _find_spec()
 _URN = "urn:zulip-openapi"
 
 

@@ -587,7 +587,11 @@ def generate(spec_path: Path, tests_dir: Path = TESTS_DIR) -> str:
 
 
 def default_spec_path() -> Path:
-    return Path(os.environ.get("HUBBUB_ZULIP_OPENAPI") or DEFAULT_SPEC)
+    if os.environ.get("HUBBUB_ZULIP_OPENAPI"):
+        return Path(os.environ["HUBBUB_ZULIP_OPENAPI"])
+    # Beside the checkout, else the workspace's fixed location (a clone made elsewhere).
+    fallback = Path("/work/shared/reference/zulip-openapi.yaml")
+    return DEFAULT_SPEC if DEFAULT_SPEC.is_file() or not fallback.is_file() else fallback
 
 
 def main(argv: Sequence[str] | None = None) -> int:
