@@ -163,8 +163,8 @@ def serve(
             f"  Email:    {first.user.delivery_email}\n"
             f"  Password: {first.password}\n"
             f"  API key:  {first.user.api_key}\n"
-            f"  zuliprc:  {zuliprc}  (for the official Zulip clients: "
-            f"zulip-send --config-file {zuliprc} ...)"
+            f"  zuliprc:  {zuliprc}  (the official Zulip clients read it: "
+            f"zulip.Client(config_file=...), or --config-file for the zulip tools)"
         )
     from hubbub.server import run_server
 
