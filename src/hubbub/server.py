@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
 
 from hubbub.app import create_app
+from hubbub.services import Services
 from hubbub.settings import Settings, load_settings
 
 # In-flight requests get this long to finish on SIGTERM / Ctrl-C; long-polls are cut.
@@ -35,11 +37,22 @@ def _export(settings: Settings) -> None:
 
 
 class _Server(uvicorn.Server):
-    """uvicorn, but a SIGTERM/Ctrl-C that ends in a clean shutdown exits with status 0.
+    """uvicorn, adapted for long-polls and for service managers.
 
-    uvicorn re-raises the captured signal after shutting down, so the process would end
-    "killed by SIGTERM"; service managers and scripts read that as a crash.
+    Shutdown first answers waiting long-polls, and a SIGTERM/Ctrl-C that ends in a clean
+    shutdown exits with status 0: uvicorn re-raises the captured signal after shutting
+    down, so the process would end "killed by SIGTERM", which reads as a crash.
     """
+
+    def __init__(self, config: uvicorn.Config, services: Services) -> None:
+        super().__init__(config)
+        self.services = services
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Long-polls would hold the graceful shutdown for its whole timeout and then be
+        # cancelled; answer them now instead (their queues survive the restart).
+        await self.services.bus.release_polls()
+        await super().shutdown(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -63,4 +76,5 @@ def run_server(settings: Settings) -> None:
             "hubbub.server:app_from_environment", factory=True, workers=settings.workers, **common
         )
     else:
-        _Server(uvicorn.Config(create_app(settings), **common)).run()
+        app = create_app(settings)
+        _Server(uvicorn.Config(app, **common), app.state.services).run()

@@ -229,3 +229,41 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/stat").exists() and " Z " not in Path(f"/proc/{pid}/stat").read_text()
+
+
+def test_shutdown_answers_waiting_polls_and_keeps_queues(tmp_path: Path) -> None:
+    """SIGTERM answers a waiting long-poll at once (not after the grace period) and the
+    queue is still there after the restart."""
+    import time
+
+    from tests.e2e.conftest import start_serve, stop_serve
+
+    server = start_serve(tmp_path / "data")
+    try:
+        owner = server.owner()
+        client = client_for(server, owner.email, owner.api_key)
+        queue = client.register(event_types=["realm_user"])
+        result: dict[str, Any] = {}
+
+        def poll() -> None:
+            result.update(client.get_events(queue_id=queue["queue_id"], last_event_id=-1))
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        time.sleep(0.5)
+        started = time.monotonic()
+        assert stop_serve(server) == 0
+        elapsed = time.monotonic() - started
+        poller.join(timeout=5)
+        assert result.get("result") == "success" and result["events"] == [], result
+        assert elapsed < 4, f"shutdown took {elapsed:.1f}s"
+        assert "Cancel" not in server.stderr()
+    finally:
+        stop_serve(server)
+    restarted = start_serve(tmp_path / "data")
+    try:
+        again = client_for(restarted, owner.email, owner.api_key)
+        events = again.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)
+        assert events["result"] == "success", events
+    finally:
+        assert stop_serve(restarted) == 0

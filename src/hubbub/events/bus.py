@@ -51,6 +51,9 @@ class EventBus(Protocol):
 
     async def expire_queues(self, now: float) -> int: ...
 
+    async def release_polls(self) -> None:
+        """Server shutting down: answer every waiting poll now, and later ones at once."""
+
 
 def pruned_error(last_event_id: int) -> JsonableError:
     return JsonableError(f"An event newer than {last_event_id} has already been pruned!")
@@ -96,6 +99,13 @@ class MemoryEventBus:
         # Only a started bus (a server) saves queues: a command-line process that merely
         # shares the data directory must not overwrite the server's saved queues.
         self._started = False
+        self._releasing = False
+
+    async def release_polls(self) -> None:
+        self._releasing = True
+        for queue in self._queues.values():
+            if queue.waiter is not None:
+                queue.waiter.set()
 
     async def start(self) -> None:
         self._started = True
@@ -177,7 +187,7 @@ class MemoryEventBus:
                 raise pruned_error(last_event_id)
             queue.prune(last_event_id)
         queue.last_access = now
-        if queue.events or not block:
+        if queue.events or not block or self._releasing:
             return list(queue.events)
         # A newer poll on the same queue ends this one.
         queue.poll_generation += 1

@@ -82,6 +82,13 @@ class RedisEventBus:
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._pubsub: Any = None
+        self._releasing = False
+
+    async def release_polls(self) -> None:
+        self._releasing = True
+        for waiters in self._waiters.values():
+            for waiter in waiters:
+                waiter.set()
 
     def _q(self, queue_id: str) -> str:
         return f"{self.ns}:q:{queue_id}"
@@ -222,7 +229,7 @@ class RedisEventBus:
         expires = now + spec.lifespan_seconds + poll_allowance
         await self.redis.zadd(f"{self.ns}:queues", {queue_id: expires})
         events = await self._events(queue_id)
-        if events or not block:
+        if events or not block or self._releasing:
             return events
         # Register the wake-up before announcing this poll, so no event slips between.
         waiter = asyncio.Event()
@@ -237,7 +244,7 @@ class RedisEventBus:
                 current = await self.redis.hget(key, "generation")
                 if current is None:
                     return []  # deleted meanwhile
-                if int(current) != generation:
+                if int(current) != generation or self._releasing:
                     return []
                 if events:
                     return events
