@@ -74,13 +74,21 @@ def build_rate_limiter(settings: Settings, clock: Clock, redis: Any) -> RateLimi
     return MemoryRateLimiter(settings.rate_limit, settings.rate_limit_window_seconds, clock)
 
 
+REDIS_MAX_CONNECTIONS = 64
+
+
 def build_services(settings: Settings, *, clock: Clock | None = None) -> Services:
     clock = clock or SystemClock()
     redis = None
     if settings.redis_url:
-        from redis.asyncio import Redis
+        from redis.asyncio import BlockingConnectionPool, Redis
 
-        redis = Redis.from_url(settings.redis_url)
+        # A blocking pool: under a burst, requests wait for a connection instead of failing
+        # with MaxConnectionsError (redis-py's default pool refuses past its limit).
+        pool = BlockingConnectionPool.from_url(
+            settings.redis_url, max_connections=REDIS_MAX_CONNECTIONS, timeout=300
+        )
+        redis = Redis(connection_pool=pool)
     return Services(
         settings=settings,
         db=Database(settings.effective_database_url),

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -129,13 +130,12 @@ def rate_limit_headers(
     }
 
 
-async def _authenticate(req: ApiRequest) -> User:
+async def _authenticate(conn: AsyncConnection, req: ApiRequest) -> User:
     header = req.http.headers.get("authorization")
     if not header:
         raise UnauthorizedError()
     email, api_key = parse_basic_auth(header)
-    async with req.services.db.read() as conn:
-        return await authenticate(conn, req.realm, email, api_key)
+    return await authenticate(conn, req.realm, email, api_key)
 
 
 async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
@@ -159,6 +159,9 @@ async def dispatch(request: Request, ep: Endpoint) -> Response:
     headers: dict[str, str] = {}
     try:
         args = await read_arguments(request)
+        auth_error: ApiError | None = None
+        # One read finds the realm and the caller: every request pays for it, and the
+        # connection goes back to the pool before the endpoint (or a long-poll) runs.
         async with services.db.read() as conn:
             realm = await get_realm_by_subdomain(
                 conn,
@@ -166,15 +169,17 @@ async def dispatch(request: Request, ep: Endpoint) -> Response:
                     request.headers.get("host", ""), services.settings.external_host
                 ),
             )
-        req = ApiRequest(services, request, realm, client_name(request, args))
-        if ep.auth:
-            try:
-                req.user = await _authenticate(req)
-            except ApiError:
-                # Failed attempts count against the caller's address, so keys cannot be
-                # guessed at full speed.
-                await _check_rate_limit(req)
-                raise
+            req = ApiRequest(services, request, realm, client_name(request, args))
+            if ep.auth:
+                try:
+                    req.user = await _authenticate(conn, req)
+                except ApiError as error:
+                    auth_error = error
+        if auth_error is not None:
+            # Failed attempts count against the caller's address, so keys cannot be
+            # guessed at full speed.
+            await _check_rate_limit(req)
+            raise auth_error
         headers = await _check_rate_limit(req)
         kwargs = parse_arguments(ep.specs, args, request.path_params)
         payload = await ep.func(req, **kwargs)

@@ -185,27 +185,40 @@ class RedisEventBus:
             user_id: [q.decode() for q in members]
             for user_id, members in zip(user_ids, memberships, strict=True)
         }
+        specs = await self._load_specs({q for queues in queues_of.values() for q in queues})
+        # Every push and its wake-up go in one round trip; a queue deleted meanwhile makes
+        # its push a no-op (the script checks), and waking nobody is harmless.
         woken: set[str] = set()
-        for notice in notices:
-            for user_id in notice.user_ids:
-                for queue_id in queues_of.get(user_id, ()):
-                    spec = await self.get_queue(queue_id)
-                    if spec is None:
-                        continue
-                    shaped = shape_event(notice.event, spec)
-                    if shaped is None:
-                        continue
-                    body = orjson.dumps(shaped).decode()
-                    if (
-                        await self._push(keys=[self._q(queue_id), self._qe(queue_id)], args=[body])
-                        >= 0
-                    ):
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for notice in notices:
+                for user_id in notice.user_ids:
+                    for queue_id in queues_of.get(user_id, ()):
+                        spec = specs.get(queue_id)
+                        shaped = shape_event(notice.event, spec) if spec else None
+                        if shaped is None:
+                            continue
+                        body = orjson.dumps(shaped).decode()
+                        await self._push(
+                            keys=[self._q(queue_id), self._qe(queue_id)], args=[body], client=pipe
+                        )
                         woken.add(queue_id)
-        if woken:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for queue_id in woken:
-                    pipe.publish(f"{self.ns}:wake", queue_id)
+            for queue_id in woken:
+                pipe.publish(f"{self.ns}:wake", queue_id)
+            if woken:
                 await pipe.execute()
+
+    async def _load_specs(self, queue_ids: set[str]) -> dict[str, QueueSpec]:
+        """Specs of the given queues, from this process's cache or in one round trip."""
+        missing = sorted(q for q in queue_ids if q not in self._specs)
+        if missing:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for queue_id in missing:
+                    pipe.hget(self._q(queue_id), "spec")
+                raws = await pipe.execute()
+            for queue_id, raw in zip(missing, raws, strict=True):
+                if raw is not None:
+                    self._specs[queue_id] = QueueSpec.from_dict(orjson.loads(raw))
+        return {q: self._specs[q] for q in queue_ids if q in self._specs}
 
     async def _events(self, queue_id: str) -> list[dict[str, Any]]:
         return [orjson.loads(raw) for raw in await self.redis.lrange(self._qe(queue_id), 0, -1)]

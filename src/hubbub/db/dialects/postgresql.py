@@ -8,7 +8,13 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-ENGINE_KWARGS: dict[str, Any] = {"pool_size": 10, "max_overflow": 10, "pool_pre_ping": True}
+# pool_timeout: a burst queues for a connection rather than failing after 30 s.
+ENGINE_KWARGS: dict[str, Any] = {
+    "pool_size": 10,
+    "max_overflow": 10,
+    "pool_pre_ping": True,
+    "pool_timeout": 300,
+}
 SERIALIZE_WRITES = False
 
 

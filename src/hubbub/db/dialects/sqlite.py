@@ -12,7 +12,14 @@ BUSY_TIMEOUT_MS = 10_000
 # Writes are serialized in-process, so the pool only needs room for concurrent readers.
 POOL_SIZE = 8
 
-ENGINE_KWARGS: dict[str, Any] = {"pool_size": POOL_SIZE, "max_overflow": 4}
+# A burst of requests (thousands of long-polls re-arming at once) queues for a connection;
+# waiting is better than answering 500 after SQLAlchemy's default 30 s.
+POOL_TIMEOUT_SECONDS = 300
+ENGINE_KWARGS: dict[str, Any] = {
+    "pool_size": POOL_SIZE,
+    "max_overflow": 4,
+    "pool_timeout": POOL_TIMEOUT_SECONDS,
+}
 SERIALIZE_WRITES = True
 
 
