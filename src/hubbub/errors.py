@@ -29,6 +29,7 @@ class ErrorCode(StrEnum):
     UNAUTHORIZED_PRINCIPAL = "UNAUTHORIZED_PRINCIPAL"
     NONEXISTENT_SUBDOMAIN = "NONEXISTENT_SUBDOMAIN"
     BAD_EVENT_QUEUE_ID = "BAD_EVENT_QUEUE_ID"
+    STREAM_DOES_NOT_EXIST = "STREAM_DOES_NOT_EXIST"
 
 
 class ApiError(Exception):
@@ -204,3 +205,23 @@ class BadEventQueueIdError(ApiError):
     def __init__(self, queue_id: str) -> None:
         super().__init__(f"Bad event queue ID: {queue_id}")
         self.queue_id = queue_id
+
+
+class StreamDoesNotExistError(ApiError):
+    """A stream named in a request does not exist (or is invisible to the caller)."""
+
+    code = ErrorCode.STREAM_DOES_NOT_EXIST
+    data_fields = ("stream",)
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(f"Stream '{stream}' does not exist")
+        self.stream = stream
+
+
+class StreamIdDoesNotExistError(ApiError):
+    code = ErrorCode.STREAM_DOES_NOT_EXIST
+    data_fields = ("stream_id",)
+
+    def __init__(self, stream_id: int) -> None:
+        super().__init__(f"Stream with ID '{stream_id}' does not exist")
+        self.stream_id = stream_id

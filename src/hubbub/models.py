@@ -115,3 +115,62 @@ class User:
     @property
     def is_guest(self) -> bool:
         return self.role == Role.GUEST
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    id: int
+    realm_id: int
+    name: str
+    description: str
+    rendered_description: str
+    date_created: float
+    deactivated: bool
+    invite_only: bool
+    is_web_public: bool
+    history_public_to_subscribers: bool
+    stream_post_policy: int
+    message_retention_days: int | None
+    can_remove_subscribers_group_id: int
+    first_message_id: int | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Stream:
+        return cls(**{name: row._mapping[name] for name in cls.__slots__})
+
+    @property
+    def is_public(self) -> bool:
+        return not self.invite_only
+
+
+# The per-user settings of a subscription that POST /users/me/subscriptions/properties sets.
+SUBSCRIPTION_SETTINGS = (
+    "color",
+    "is_muted",
+    "pin_to_top",
+    "desktop_notifications",
+    "audible_notifications",
+    "push_notifications",
+    "email_notifications",
+    "wildcard_mentions_notify",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    id: int
+    user_profile_id: int
+    stream_id: int
+    active: bool
+    color: str
+    is_muted: bool
+    pin_to_top: bool
+    desktop_notifications: bool | None
+    audible_notifications: bool | None
+    push_notifications: bool | None
+    email_notifications: bool | None
+    wildcard_mentions_notify: bool | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Subscription:
+        return cls(**{name: row._mapping[name] for name in cls.__slots__})

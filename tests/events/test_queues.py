@@ -74,7 +74,7 @@ async def test_register_validation(env: TestEnv) -> None:
 
 async def test_events_arrive_and_are_pruned(env: TestEnv) -> None:
     client = env.client("hamlet")
-    state = await register(env, env.users["hamlet"])
+    state = await register(env, env.users["hamlet"], event_types=["realm_user"])
     queue_id = state["queue_id"]
     await env.create_user("a@example.com", "Aaa Aaa")
     await env.create_user("b@example.com", "Bbb Bbb")
@@ -96,7 +96,7 @@ async def test_events_arrive_and_are_pruned(env: TestEnv) -> None:
 
 
 async def test_long_poll_wakes_on_event(env: TestEnv) -> None:
-    state = await register(env, env.users["hamlet"])
+    state = await register(env, env.users["hamlet"], event_types=["realm_user"])
     poll = asyncio.create_task(
         env.client("hamlet").get("/events", {"queue_id": state["queue_id"], "last_event_id": -1})
     )
@@ -108,7 +108,7 @@ async def test_long_poll_wakes_on_event(env: TestEnv) -> None:
 
 
 async def test_quiet_poll_ends_with_heartbeat(env: TestEnv) -> None:
-    state = await register(env, env.users["hamlet"])
+    state = await register(env, env.users["hamlet"], event_types=["realm_user"])
     body = assert_success(
         await env.client("hamlet").get(
             "/events", {"queue_id": state["queue_id"], "last_event_id": -1}
@@ -118,7 +118,7 @@ async def test_quiet_poll_ends_with_heartbeat(env: TestEnv) -> None:
 
 
 async def test_newer_poll_ends_older_one(env: TestEnv) -> None:
-    state = await register(env, env.users["hamlet"])
+    state = await register(env, env.users["hamlet"], event_types=["realm_user"])
     params = {"queue_id": state["queue_id"], "last_event_id": -1}
     first = asyncio.create_task(env.client("hamlet").get("/events", params))
     await asyncio.sleep(0.05)
@@ -174,7 +174,7 @@ async def test_delete_queue(env: TestEnv) -> None:
         code="BAD_EVENT_QUEUE_ID",
     )
     # Nothing is delivered to a deleted queue, and delivery to others goes on.
-    other = await register(env, env.users["hamlet"])
+    other = await register(env, env.users["hamlet"], event_types=["realm_user"])
     await env.create_user("a@example.com", "Aaa Aaa")
     body = assert_success(
         await client.get("/events", {"queue_id": other["queue_id"], "dont_block": True})
@@ -210,7 +210,7 @@ async def test_memory_queues_survive_a_restart(settings: Settings) -> None:
     await services.start()
     env = Env(create_app(settings, services=services), services)
     await env.setup()
-    state = await register(env, env.users["hamlet"])
+    state = await register(env, env.users["hamlet"], event_types=["realm_user"])
     await env.create_user("a@example.com", "Aaa Aaa")
     await services.close()
 

@@ -20,9 +20,13 @@ async def test_user_created(env: TestEnv) -> None:
             )
         )
 
-    events = await verify_action(env, env.users["hamlet"], action, num_events=1)
+    events = await verify_action(env, env.users["hamlet"], action, num_events=3)
     person = events[0]["person"]
     assert events[0]["type"] == "realm_user" and events[0]["op"] == "add"
+    # A member joins the role:members and role:fullmembers system groups.
+    assert [(e["type"], e["op"], e["user_ids"]) for e in events[1:]] == [
+        ("user_group", "add_members", [person["user_id"]])
+    ] * 2
     assert person["full_name"] == "New Person" and person["profile_data"] == {}
     # client_gravatar (the default) gives null for a Gravatar the client can compute.
     assert person["avatar_url"] is None
@@ -33,7 +37,7 @@ async def test_user_created_without_client_gravatar(env: TestEnv) -> None:
         await env.create_user("new@example.com", "New Person")
 
     events = await verify_action(
-        env, env.users["hamlet"], action, num_events=1, client_gravatar=False
+        env, env.users["hamlet"], action, num_events=3, client_gravatar=False
     )
     assert events[0]["person"]["avatar_url"].startswith("https://secure.gravatar.com/")
 
@@ -42,7 +46,7 @@ async def test_bot_created(env: TestEnv) -> None:
     async def action() -> None:
         await env.create_user("x-bot@example.com", "X Bot", bot_owner=env.users["hamlet"])
 
-    events = await verify_action(env, env.users["othello"], action, num_events=1)
+    events = await verify_action(env, env.users["othello"], action, num_events=3)
     assert events[0]["person"]["is_bot"] is True
     assert events[0]["person"]["bot_owner_id"] == env.users["hamlet"].id
 
@@ -69,8 +73,14 @@ async def test_role_changed(env: TestEnv) -> None:
             )
 
         # Seen both by the user whose role changed (identity keys) and by others.
-        events = await verify_action(env, hamlet, action, num_events=1)
+        events = await verify_action(env, hamlet, action)
         assert events[0]["person"] == {"user_id": hamlet.id, "role": role}
+        # Then the system groups' direct memberships follow the role.
+        assert {(e["type"], e["op"]) for e in events[1:]} <= {
+            ("user_group", "add_members"),
+            ("user_group", "remove_members"),
+        }
+        assert len(events) > 1
         await verify_action(env, env.users["othello"], action, num_events=0)
 
 

@@ -52,7 +52,9 @@ async def verify_action(
         assert len(events) == num_events, events
     state = copy.deepcopy(before)
     for event in events:
-        apply_event(state, event)
+        apply_event(
+            state, event, include_subscribers=bool(register_params.get("include_subscribers"))
+        )
     after = await register(env, user, **register_params)
     assert normalized(state) == normalized(after)
     return events  # type: ignore[no-any-return]

@@ -7,6 +7,7 @@ import re
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.actions.user_groups import do_create_system_groups
 from hubbub.db.tables import realm as realm_table
 from hubbub.errors import JsonableError
 from hubbub.models import Realm
@@ -52,6 +53,7 @@ async def do_create_realm(conn: AsyncConnection, *, subdomain: str, name: str, n
         sa.insert(realm_table).values(string_id=subdomain, name=name, date_created=now)
     )
     realm_id = result.inserted_primary_key[0]  # type: ignore[index]
+    await do_create_system_groups(conn, realm_id)
     realm = await get_realm_by_id(conn, realm_id)
     assert realm is not None
     return realm

@@ -8,6 +8,7 @@ there, to be published after the commit.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import unicodedata
 import uuid
@@ -15,6 +16,7 @@ import uuid
 import sqlalchemy as sa
 
 from hubbub.actions.user_events import notify_user_created, notify_user_updated
+from hubbub.actions.user_groups import do_update_role_groups
 from hubbub.credentials import generate_api_key, hash_password
 from hubbub.db.tables import user_profile
 from hubbub.errors import (
@@ -169,6 +171,7 @@ async def do_create_user(
     user = await get_user_by_id(conn, realm.id, user_id)
     assert user is not None
     await notify_user_created(tx, user)
+    await do_update_role_groups(tx, user, None)
     return user
 
 
@@ -205,6 +208,7 @@ async def do_change_role(tx: Tx, user: User, role: Role) -> None:
         sa.update(user_profile).where(user_profile.c.id == user.id).values(role=role)
     )
     await notify_user_updated(tx, user, role=int(role))
+    await do_update_role_groups(tx, dataclasses.replace(user, role=role), Role(user.role))
 
 
 async def check_deactivate_user(tx: Tx, acting: User, target: User) -> None:

@@ -116,13 +116,14 @@ async def register(
             client_gravatar=client_gravatar,
             realm_uri=realm_url(req),
             web_public_streams_enabled=services.settings.web_public_streams_enabled,
+            include_subscribers=include_subscribers,
         )
     raced = await services.bus.get_events(
         spec.queue_id, None, block=False, now=services.clock.now()
     )
     for event in raced:
         if wanted(event["type"]):
-            apply_event(state, event)
+            apply_event(state, event, include_subscribers=include_subscribers)
     state["queue_id"] = spec.queue_id
     state["last_event_id"] = raced[-1]["id"] if raced else -1
     return state

@@ -111,3 +111,135 @@ custom_profile_field_value = sa.Table(
     sa.Column("rendered_value", sa.Text, nullable=True),
     sa.UniqueConstraint("user_profile_id", "field_id"),
 )
+
+user_group = sa.Table(
+    "user_group",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("description", sa.Text, nullable=False, server_default=""),
+    # System groups ("role:members", ...) follow user roles and cannot be edited by users.
+    sa.Column("is_system_group", sa.Boolean, nullable=False, server_default=sa.false()),
+    # Who may mention this group; NULL only while the realm's system groups are being made.
+    sa.Column(
+        "can_mention_group_id",
+        sa.ForeignKey("user_group.id", ondelete="RESTRICT"),
+        nullable=True,
+    ),
+    sa.UniqueConstraint("realm_id", "name"),
+)
+
+# Direct members only; members of subgroups are members too (see group_group_membership).
+user_group_membership = sa.Table(
+    "user_group_membership",
+    metadata,
+    sa.Column(
+        "user_group_id", sa.ForeignKey("user_group.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column(
+        "user_profile_id",
+        sa.ForeignKey("user_profile.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    ),
+)
+
+group_group_membership = sa.Table(
+    "group_group_membership",
+    metadata,
+    sa.Column(
+        "supergroup_id", sa.ForeignKey("user_group.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("subgroup_id", sa.ForeignKey("user_group.id", ondelete="CASCADE"), primary_key=True),
+)
+
+stream = sa.Table(
+    "stream",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("name", sa.String(60), nullable=False),
+    sa.Column("description", sa.String(1024), nullable=False, server_default=""),
+    sa.Column("rendered_description", sa.Text, nullable=False, server_default=""),
+    sa.Column("date_created", sa.Double, nullable=False),
+    # Archived streams keep their rows (messages will point at them) but free their name.
+    sa.Column("deactivated", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("invite_only", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("is_web_public", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column(
+        "history_public_to_subscribers", sa.Boolean, nullable=False, server_default=sa.true()
+    ),
+    sa.Column("stream_post_policy", sa.SmallInteger, nullable=False, server_default="1"),
+    # NULL: the realm's setting; -1: forever.
+    sa.Column("message_retention_days", sa.Integer, nullable=True),
+    sa.Column(
+        "can_remove_subscribers_group_id",
+        sa.ForeignKey("user_group.id", ondelete="RESTRICT"),
+        nullable=False,
+    ),
+    sa.Column("first_message_id", sa.Integer, nullable=True),
+    sa.Index(
+        "uq_stream_realm_name_active",
+        "realm_id",
+        sa.func.lower(sa.column("name")),
+        unique=True,
+        sqlite_where=sa.column("deactivated") == sa.false(),
+        postgresql_where=sa.column("deactivated") == sa.false(),
+    ),
+)
+
+subscription = sa.Table(
+    "subscription",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column(
+        "stream_id", sa.ForeignKey("stream.id", ondelete="CASCADE"), nullable=False, index=True
+    ),
+    # False once unsubscribed: the row keeps the user's settings for a later re-subscribe
+    # and puts the stream in the user's "unsubscribed" list.
+    sa.Column("active", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("color", sa.String(10), nullable=False),
+    sa.Column("is_muted", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("pin_to_top", sa.Boolean, nullable=False, server_default=sa.false()),
+    # NULL: follow the user's global notification setting.
+    sa.Column("desktop_notifications", sa.Boolean, nullable=True),
+    sa.Column("audible_notifications", sa.Boolean, nullable=True),
+    sa.Column("push_notifications", sa.Boolean, nullable=True),
+    sa.Column("email_notifications", sa.Boolean, nullable=True),
+    sa.Column("wildcard_mentions_notify", sa.Boolean, nullable=True),
+    sa.UniqueConstraint("user_profile_id", "stream_id"),
+)
+
+default_stream = sa.Table(
+    "default_stream",
+    metadata,
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("stream_id", sa.ForeignKey("stream.id", ondelete="CASCADE"), primary_key=True),
+)
+
+user_topic = sa.Table(
+    "user_topic",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column(
+        "stream_id", sa.ForeignKey("stream.id", ondelete="CASCADE"), nullable=False, index=True
+    ),
+    sa.Column("topic_name", sa.String(60), nullable=False),
+    sa.Column("last_updated", sa.Double, nullable=False),
+    # 1 muted, 2 unmuted, 3 followed; "none" (0) deletes the row.
+    sa.Column("visibility_policy", sa.SmallInteger, nullable=False),
+    sa.Index(
+        "uq_user_topic_user_stream_topic",
+        "user_profile_id",
+        "stream_id",
+        sa.func.lower(sa.column("topic_name")),
+        unique=True,
+    ),
+)

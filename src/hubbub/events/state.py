@@ -16,10 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 from hubbub.events.queues import LONGPOLL_TIMEOUT_SECONDS
+from hubbub.events.stream_state import apply_stream_event, fetch_stream_state
 from hubbub.models import Realm, Role, User
 from hubbub.permissions import user_permission_flags
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
+from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.queries.users import list_users
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
 from hubbub.rendering import render_text
@@ -57,7 +59,17 @@ _GIPHY_RATINGS = {
 }
 
 # The event types whose state /register can return.
-STATE_TYPES = ("realm", "realm_user")
+STATE_TYPES = (
+    "realm",
+    "realm_user",
+    "subscription",
+    "stream",
+    "default_streams",
+    "user_topic",
+    "muted_topics",
+    "realm_user_groups",
+    "default_stream_groups",
+)
 
 
 def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict[str, Any]:
@@ -144,6 +156,7 @@ async def fetch_initial_state(
     client_gravatar: bool,
     realm_uri: str,
     web_public_streams_enabled: bool,
+    include_subscribers: bool = False,
 ) -> dict[str, Any]:
     state: dict[str, Any] = {
         "zulip_version": ZULIP_VERSION,
@@ -154,6 +167,16 @@ async def fetch_initial_state(
     }
     if wanted("realm"):
         state.update(realm_state(realm, realm_uri, web_public_streams_enabled))
+        # Group-valued settings (feature levels 209 and 225) at Zulip's defaults; they
+        # cannot be changed yet. No notification streams are configured (-1).
+        state["realm_create_multiuse_invite_group"] = await get_group_id_by_name(
+            conn, realm.id, "role:administrators"
+        )
+        state["realm_can_access_all_users_group"] = await get_group_id_by_name(
+            conn, realm.id, "role:everyone"
+        )
+        state["realm_notifications_stream_id"] = -1
+        state["realm_signup_notifications_stream_id"] = -1
     if wanted("realm_user"):
         users = await list_users(conn, realm.id)
         people = await get_user_dicts(
@@ -163,6 +186,9 @@ async def fetch_initial_state(
         state["realm_non_active_users"] = [p for p in people if not p["is_active"]]
         state["cross_realm_bots"] = []
         state.update(identity_state(me, realm, client_gravatar=client_gravatar))
+    state.update(
+        await fetch_stream_state(conn, me, wanted, include_subscribers=include_subscribers)
+    )
     return state
 
 
@@ -232,8 +258,12 @@ def _refresh_permission_flags(state: dict[str, Any]) -> None:
     )
 
 
-def apply_event(state: dict[str, Any], event: dict[str, Any]) -> None:
+def apply_event(
+    state: dict[str, Any], event: dict[str, Any], *, include_subscribers: bool = False
+) -> None:
     """Update ``state`` (a /register response) with one event, as a client would."""
+    if apply_stream_event(state, event, include_subscribers=include_subscribers):
+        return
     kind = event["type"]
     if kind == "realm_user" and "realm_users" in state:
         if event["op"] == "add":

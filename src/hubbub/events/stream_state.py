@@ -1,0 +1,264 @@
+"""The stream-related parts of /register state and how their events update them:
+``subscriptions``/``unsubscribed``/``never_subscribed``, ``streams``, ``default_streams``,
+``user_topics``, legacy ``muted_topics`` and ``realm_user_groups``.
+
+Lists are sorted by stream name (as Zulip sorts them) or, for topics, by stream and topic,
+both when fetched and after every event, so a fresh state equals an updated one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.models import User
+from hubbub.queries.streams import (
+    can_access_stream_metadata,
+    can_access_subscribers,
+    get_default_stream_ids,
+    get_subscriber_ids,
+    list_streams,
+    list_user_subscriptions,
+    stream_dict,
+    subscription_dict,
+)
+from hubbub.queries.user_groups import get_user_group_dicts
+from hubbub.queries.user_topics import list_user_topics, muted_topics_legacy
+
+SUBSCRIPTION_LISTS = ("subscriptions", "unsubscribed", "never_subscribed")
+
+
+def _by_name(items: list[dict[str, Any]]) -> None:
+    items.sort(key=lambda s: (s["name"], s["stream_id"]))
+
+
+def _by_topic(items: list[dict[str, Any]]) -> None:
+    items.sort(key=lambda t: (t["stream_id"], t["topic_name"].lower()))
+
+
+async def fetch_stream_state(
+    conn: AsyncConnection,
+    me: User,
+    wanted: Callable[[str], bool],
+    *,
+    include_subscribers: bool,
+) -> dict[str, Any]:
+    state: dict[str, Any] = {}
+    streams = await list_streams(conn, me.realm_id)
+    by_id = {s.id: s for s in streams}
+    subs = [sub for sub in await list_user_subscriptions(conn, me.id) if sub.stream_id in by_id]
+    subscribed = {sub.stream_id for sub in subs if sub.active}
+    if wanted("subscription"):
+        ever = {sub.stream_id for sub in subs}
+        never = [
+            s
+            for s in streams
+            if s.id not in ever and can_access_stream_metadata(me, s, subscribed=False)
+        ]
+        subscribers = (
+            await get_subscriber_ids(conn, [sub.stream_id for sub in subs] + [s.id for s in never])
+            if include_subscribers
+            else {}
+        )
+
+        def visible_subscribers(stream_id: int) -> list[int] | None:
+            if not include_subscribers:
+                return None
+            if not can_access_subscribers(me, by_id[stream_id], stream_id in subscribed):
+                return []
+            return subscribers[stream_id]
+
+        state["subscriptions"] = [
+            subscription_dict(by_id[sub.stream_id], sub, visible_subscribers(sub.stream_id))
+            for sub in subs
+            if sub.active
+        ]
+        state["unsubscribed"] = [
+            subscription_dict(by_id[sub.stream_id], sub, visible_subscribers(sub.stream_id))
+            for sub in subs
+            if not sub.active
+        ]
+        state["never_subscribed"] = []
+        for s in never:
+            entry = stream_dict(s)
+            if include_subscribers:
+                entry["subscribers"] = visible_subscribers(s.id)
+            state["never_subscribed"].append(entry)
+        for key in SUBSCRIPTION_LISTS:
+            _by_name(state[key])
+    if wanted("stream"):
+        state["streams"] = [
+            stream_dict(s)
+            for s in streams
+            if can_access_stream_metadata(me, s, subscribed=s.id in subscribed)
+        ]
+        _by_name(state["streams"])
+    if wanted("default_streams"):
+        default_ids = set(await get_default_stream_ids(conn, me.realm_id))
+        # Guests only hear of default streams they can see (Zulip 8.0 sends guests none
+        # of the others).
+        state["realm_default_streams"] = [
+            stream_dict(s, weekly_traffic=False)
+            for s in streams
+            if s.id in default_ids and can_access_stream_metadata(me, s, s.id in subscribed)
+        ]
+        _by_name(state["realm_default_streams"])
+    if wanted("default_stream_groups"):
+        # Default stream groups cannot be created yet; the list is truly empty.
+        state["realm_default_stream_groups"] = []
+    if wanted("user_topic"):
+        state["user_topics"] = await list_user_topics(conn, me.id)
+        _by_topic(state["user_topics"])
+    if wanted("muted_topics"):
+        state["muted_topics"] = await muted_topics_legacy(conn, me.id)
+    if wanted("realm_user_groups") or wanted("user_group"):
+        state["realm_user_groups"] = await get_user_group_dicts(conn, me.realm_id)
+    return state
+
+
+def _entries(state: dict[str, Any], stream_id: int) -> list[dict[str, Any]]:
+    return [
+        entry
+        for key in (*SUBSCRIPTION_LISTS, "streams", "realm_default_streams")
+        for entry in state.get(key, [])
+        if entry["stream_id"] == stream_id
+    ]
+
+
+def _apply_subscription(
+    state: dict[str, Any], event: dict[str, Any], include_subscribers: bool
+) -> None:
+    op = event["op"]
+    if "subscriptions" not in state:
+        return
+    if op == "add":
+        for sub in event["subscriptions"]:
+            sub = dict(sub)
+            if not include_subscribers:
+                sub.pop("subscribers", None)
+            for key in SUBSCRIPTION_LISTS:
+                state[key] = [s for s in state[key] if s["stream_id"] != sub["stream_id"]]
+            state["subscriptions"].append(sub)
+    elif op == "remove":
+        for removed in event["subscriptions"]:
+            moved = [s for s in state["subscriptions"] if s["stream_id"] == removed["stream_id"]]
+            state["subscriptions"] = [
+                s for s in state["subscriptions"] if s["stream_id"] != removed["stream_id"]
+            ]
+            for sub in moved:
+                if "subscribers" in sub:
+                    own_id = state.get("user_id")
+                    if sub["invite_only"] and not state.get("is_admin"):
+                        sub["subscribers"] = []
+                    else:
+                        sub["subscribers"] = [u for u in sub["subscribers"] if u != own_id]
+                state["unsubscribed"].append(sub)
+    elif op == "update":
+        for sub in state["subscriptions"]:
+            if sub["stream_id"] == event["stream_id"]:
+                sub[event["property"]] = event["value"]
+                if event["property"] == "in_home_view":
+                    sub["is_muted"] = not event["value"]
+                elif event["property"] == "is_muted":
+                    sub["in_home_view"] = not event["value"]
+    elif op in ("peer_add", "peer_remove"):
+        for stream_id in event["stream_ids"]:
+            for key in SUBSCRIPTION_LISTS:
+                for entry in state[key]:
+                    if entry["stream_id"] != stream_id or "subscribers" not in entry:
+                        continue
+                    current = set(entry["subscribers"])
+                    if op == "peer_add":
+                        current |= set(event["user_ids"])
+                    else:
+                        current -= set(event["user_ids"])
+                    entry["subscribers"] = sorted(current)
+    for key in SUBSCRIPTION_LISTS:
+        _by_name(state[key])
+
+
+def _apply_stream(state: dict[str, Any], event: dict[str, Any], include_subscribers: bool) -> None:
+    op = event["op"]
+    if op == "create":
+        for created in event["streams"]:
+            if "streams" in state and all(
+                s["stream_id"] != created["stream_id"] for s in state["streams"]
+            ):
+                state["streams"].append(dict(created))
+            if "never_subscribed" in state and not any(
+                s["stream_id"] == created["stream_id"]
+                for key in SUBSCRIPTION_LISTS
+                for s in state[key]
+            ):
+                entry = dict(created)
+                if include_subscribers:
+                    entry["subscribers"] = []
+                state["never_subscribed"].append(entry)
+    elif op == "delete":
+        gone = {s["stream_id"] for s in event["streams"]}
+        for key in (*SUBSCRIPTION_LISTS, "streams", "realm_default_streams"):
+            if key in state:
+                state[key] = [s for s in state[key] if s["stream_id"] not in gone]
+    elif op == "update":
+        for entry in _entries(state, event["stream_id"]):
+            entry[event["property"]] = event["value"]
+            for extra in ("rendered_description", "history_public_to_subscribers", "is_web_public"):
+                if extra in event:
+                    entry[extra] = event[extra]
+            if event["property"] == "stream_post_policy":
+                entry["is_announcement_only"] = event["value"] == 2
+    for key in (*SUBSCRIPTION_LISTS, "streams", "realm_default_streams"):
+        if key in state:
+            _by_name(state[key])
+
+
+def _apply_user_topic(state: dict[str, Any], event: dict[str, Any]) -> None:
+    if "user_topics" not in state:
+        return
+    topic = event["topic_name"].lower()
+    state["user_topics"] = [
+        t
+        for t in state["user_topics"]
+        if not (t["stream_id"] == event["stream_id"] and t["topic_name"].lower() == topic)
+    ]
+    if event["visibility_policy"] != 0:
+        state["user_topics"].append({k: v for k, v in event.items() if k not in ("id", "type")})
+    _by_topic(state["user_topics"])
+
+
+def _apply_user_group(state: dict[str, Any], event: dict[str, Any]) -> None:
+    if "realm_user_groups" not in state:
+        return
+    for group in state["realm_user_groups"]:
+        if group["id"] != event.get("group_id"):
+            continue
+        if event["op"] == "add_members":
+            group["members"] = sorted(set(group["members"]) | set(event["user_ids"]))
+        elif event["op"] == "remove_members":
+            group["members"] = sorted(set(group["members"]) - set(event["user_ids"]))
+
+
+def apply_stream_event(
+    state: dict[str, Any], event: dict[str, Any], *, include_subscribers: bool
+) -> bool:
+    """Apply one stream-related event; False when the event is not one of these."""
+    kind = event["type"]
+    if kind == "subscription":
+        _apply_subscription(state, event, include_subscribers)
+    elif kind == "stream":
+        _apply_stream(state, event, include_subscribers)
+    elif kind == "default_streams":
+        if "realm_default_streams" in state:
+            state["realm_default_streams"] = event["default_streams"]
+    elif kind == "user_topic":
+        _apply_user_topic(state, event)
+    elif kind == "muted_topics":
+        if "muted_topics" in state:
+            state["muted_topics"] = event["muted_topics"]
+    elif kind == "user_group":
+        _apply_user_group(state, event)
+    else:
+        return False
+    return True

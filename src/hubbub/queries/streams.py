@@ -1,0 +1,221 @@
+"""Reading streams and subscriptions, who may see them, and their API dictionaries.
+
+Visibility follows Zulip 8.0:
+- a public stream's metadata and subscribers are visible to every non-guest; a guest sees
+  streams they are subscribed to, and web-public streams (feature level 27);
+- a private stream is visible to its subscribers and to administrators (metadata and
+  subscribers); a former subscriber keeps it in ``unsubscribed`` but loses its subscribers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.db.tables import default_stream, stream, subscription, user_profile
+from hubbub.errors import JsonableError, StreamDoesNotExistError
+from hubbub.models import Stream, Subscription, User
+from hubbub.permissions import Policy
+
+
+async def get_stream_by_id(conn: AsyncConnection, realm_id: int, stream_id: int) -> Stream | None:
+    row = (
+        await conn.execute(
+            sa.select(stream).where(
+                stream.c.realm_id == realm_id, stream.c.id == stream_id, ~stream.c.deactivated
+            )
+        )
+    ).first()
+    return Stream.from_row(row) if row else None
+
+
+async def get_stream_by_name(conn: AsyncConnection, realm_id: int, name: str) -> Stream | None:
+    """Stream names are case-insensitive, as in Zulip."""
+    row = (
+        await conn.execute(
+            sa.select(stream).where(
+                stream.c.realm_id == realm_id,
+                sa.func.lower(stream.c.name) == name.lower(),
+                ~stream.c.deactivated,
+            )
+        )
+    ).first()
+    return Stream.from_row(row) if row else None
+
+
+async def list_streams(conn: AsyncConnection, realm_id: int) -> list[Stream]:
+    rows = await conn.execute(
+        sa.select(stream)
+        .where(stream.c.realm_id == realm_id, ~stream.c.deactivated)
+        .order_by(stream.c.id)
+    )
+    return [Stream.from_row(row) for row in rows]
+
+
+async def get_subscription(
+    conn: AsyncConnection, user_id: int, stream_id: int
+) -> Subscription | None:
+    row = (
+        await conn.execute(
+            sa.select(subscription).where(
+                subscription.c.user_profile_id == user_id, subscription.c.stream_id == stream_id
+            )
+        )
+    ).first()
+    return Subscription.from_row(row) if row else None
+
+
+async def list_user_subscriptions(conn: AsyncConnection, user_id: int) -> list[Subscription]:
+    """Every subscription row of the user (active or not) on streams that are not archived."""
+    rows = await conn.execute(
+        sa.select(subscription)
+        .join(stream, stream.c.id == subscription.c.stream_id)
+        .where(subscription.c.user_profile_id == user_id, ~stream.c.deactivated)
+        .order_by(subscription.c.stream_id)
+    )
+    return [Subscription.from_row(row) for row in rows]
+
+
+async def get_subscriber_ids(
+    conn: AsyncConnection, stream_ids: Iterable[int]
+) -> dict[int, list[int]]:
+    """Active subscribers who are active users, per stream, in id order."""
+    ids = list(stream_ids)
+    result: dict[int, list[int]] = {stream_id: [] for stream_id in ids}
+    if not ids:
+        return result
+    rows = await conn.execute(
+        sa.select(subscription.c.stream_id, subscription.c.user_profile_id)
+        .join(user_profile, user_profile.c.id == subscription.c.user_profile_id)
+        .where(subscription.c.stream_id.in_(ids), subscription.c.active, user_profile.c.is_active)
+        .order_by(subscription.c.user_profile_id)
+    )
+    for stream_id, user_id in rows:
+        result[stream_id].append(user_id)
+    return result
+
+
+async def is_subscribed(conn: AsyncConnection, user_id: int, stream_id: int) -> bool:
+    sub = await get_subscription(conn, user_id, stream_id)
+    return sub is not None and sub.active
+
+
+async def get_default_stream_ids(conn: AsyncConnection, realm_id: int) -> list[int]:
+    rows = await conn.execute(
+        sa.select(default_stream.c.stream_id)
+        .join(stream, stream.c.id == default_stream.c.stream_id)
+        .where(default_stream.c.realm_id == realm_id, ~stream.c.deactivated)
+        .order_by(default_stream.c.stream_id)
+    )
+    return [stream_id for (stream_id,) in rows]
+
+
+def can_access_stream_metadata(user: User, stream: Stream, subscribed: bool) -> bool:
+    if subscribed or user.is_realm_admin:
+        return True
+    if user.is_guest:
+        return stream.is_web_public
+    return stream.is_public
+
+
+def can_access_subscribers(user: User, stream: Stream, subscribed: bool) -> bool:
+    if subscribed or user.is_realm_admin:
+        return True
+    return stream.is_public and not user.is_guest
+
+
+def metadata_viewer_ids(
+    stream: Stream, users: Iterable[User], subscriber_ids: Iterable[int]
+) -> list[int]:
+    """Active users who can see the stream (and so hear of its creation and changes)."""
+    subscribed = set(subscriber_ids)
+    return sorted(
+        u.id
+        for u in users
+        if u.is_active and can_access_stream_metadata(u, stream, u.id in subscribed)
+    )
+
+
+def subscriber_viewer_ids(
+    stream: Stream, users: Iterable[User], subscriber_ids: Iterable[int]
+) -> list[int]:
+    """Active users who can see the stream's subscribers (and so get peer events)."""
+    subscribed = set(subscriber_ids)
+    return sorted(
+        u.id for u in users if u.is_active and can_access_subscribers(u, stream, u.id in subscribed)
+    )
+
+
+def stream_dict(s: Stream, *, weekly_traffic: bool = True) -> dict[str, Any]:
+    """The stream object of GET /streams, ``streams`` and stream events."""
+    result: dict[str, Any] = {
+        "stream_id": s.id,
+        "name": s.name,
+        "description": s.description,
+        "rendered_description": s.rendered_description,
+        "date_created": int(s.date_created),
+        "invite_only": s.invite_only,
+        "is_web_public": s.is_web_public,
+        "stream_post_policy": s.stream_post_policy,
+        "message_retention_days": s.message_retention_days,
+        "history_public_to_subscribers": s.history_public_to_subscribers,
+        "first_message_id": s.first_message_id,
+        # Deprecated since feature level 1, still sent: "only admins may post".
+        "is_announcement_only": s.stream_post_policy == Policy.ADMINS_ONLY,
+        "can_remove_subscribers_group": s.can_remove_subscribers_group_id,
+    }
+    if weekly_traffic:
+        # No traffic statistics yet: null means "no information" (feature level 199).
+        result["stream_weekly_traffic"] = None
+    return result
+
+
+def subscription_dict(
+    s: Stream, sub: Subscription, subscribers: list[int] | None
+) -> dict[str, Any]:
+    result = stream_dict(s)
+    result.update(
+        color=sub.color,
+        is_muted=sub.is_muted,
+        # Deprecated inverse of is_muted, still sent (feature level 139).
+        in_home_view=not sub.is_muted,
+        pin_to_top=sub.pin_to_top,
+        desktop_notifications=sub.desktop_notifications,
+        audible_notifications=sub.audible_notifications,
+        push_notifications=sub.push_notifications,
+        email_notifications=sub.email_notifications,
+        wildcard_mentions_notify=sub.wildcard_mentions_notify,
+    )
+    if subscribers is not None:
+        result["subscribers"] = subscribers
+    return result
+
+
+async def access_stream_by_id(
+    conn: AsyncConnection, user: User, stream_id: int, *, allow_admin: bool = True
+) -> tuple[Stream, Subscription | None]:
+    """The stream and the user's subscription row; "Invalid stream ID" when it does not
+    exist or the user may not see it (Zulip gives the same error for both, so ids of
+    private streams do not leak)."""
+    found = await get_stream_by_id(conn, user.realm_id, stream_id)
+    if found is None:
+        raise JsonableError("Invalid stream ID")
+    sub = await get_subscription(conn, user.id, stream_id)
+    subscribed = sub is not None and sub.active
+    if not subscribed and not can_access_stream_metadata(user, found, False):
+        raise JsonableError("Invalid stream ID")
+    if not allow_admin and not subscribed and found.invite_only:
+        raise JsonableError("Invalid stream ID")
+    return found, sub
+
+
+async def access_stream_by_name(conn: AsyncConnection, user: User, name: str) -> Stream:
+    found = await get_stream_by_name(conn, user.realm_id, name)
+    if found is None:
+        raise StreamDoesNotExistError(name)
+    if not can_access_stream_metadata(user, found, await is_subscribed(conn, user.id, found.id)):
+        raise StreamDoesNotExistError(name)
+    return found

@@ -1,0 +1,117 @@
+"""Reading user groups: ids by name, membership through subgroups, /register's list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.db.tables import group_group_membership, user_group, user_group_membership
+from hubbub.errors import JsonableError
+
+
+async def get_group_id_by_name(conn: AsyncConnection, realm_id: int, name: str) -> int:
+    group_id = await conn.scalar(
+        sa.select(user_group.c.id).where(
+            user_group.c.realm_id == realm_id, user_group.c.name == name
+        )
+    )
+    if group_id is None:
+        raise LookupError(f"realm {realm_id} has no group {name!r}")
+    return int(group_id)
+
+
+async def get_group(conn: AsyncConnection, realm_id: int, group_id: int) -> sa.Row[Any] | None:
+    result = await conn.execute(
+        sa.select(user_group).where(user_group.c.realm_id == realm_id, user_group.c.id == group_id)
+    )
+    return result.first()
+
+
+async def access_group_by_id(conn: AsyncConnection, realm_id: int, group_id: int) -> sa.Row[Any]:
+    group = await get_group(conn, realm_id, group_id)
+    if group is None:
+        raise JsonableError("Invalid user group")
+    return group
+
+
+async def _subgroup_links(conn: AsyncConnection, realm_id: int) -> list[tuple[int, int]]:
+    rows = await conn.execute(
+        sa.select(group_group_membership.c.supergroup_id, group_group_membership.c.subgroup_id)
+        .join(user_group, user_group.c.id == group_group_membership.c.supergroup_id)
+        .where(user_group.c.realm_id == realm_id)
+    )
+    return [(sup, sub) for sup, sub in rows]
+
+
+def _descendants(group_id: int, links: list[tuple[int, int]]) -> set[int]:
+    """``group_id`` and every group nested in it, at any depth."""
+    found = {group_id}
+    frontier = [group_id]
+    while frontier:
+        current = frontier.pop()
+        for sup, sub in links:
+            if sup == current and sub not in found:
+                found.add(sub)
+                frontier.append(sub)
+    return found
+
+
+async def get_recursive_group_members(
+    conn: AsyncConnection, realm_id: int, group_id: int
+) -> set[int]:
+    groups = _descendants(group_id, await _subgroup_links(conn, realm_id))
+    rows = await conn.execute(
+        sa.select(user_group_membership.c.user_profile_id).where(
+            user_group_membership.c.user_group_id.in_(groups)
+        )
+    )
+    return {user_id for (user_id,) in rows}
+
+
+async def is_user_in_group(
+    conn: AsyncConnection, realm_id: int, user_id: int, group_id: int
+) -> bool:
+    groups = _descendants(group_id, await _subgroup_links(conn, realm_id))
+    found = await conn.scalar(
+        sa.select(user_group_membership.c.user_group_id)
+        .where(
+            user_group_membership.c.user_profile_id == user_id,
+            user_group_membership.c.user_group_id.in_(groups),
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
+async def get_user_group_dicts(conn: AsyncConnection, realm_id: int) -> list[dict[str, Any]]:
+    """``realm_user_groups`` of /register: direct members and direct subgroups."""
+    groups = (
+        await conn.execute(
+            sa.select(user_group).where(user_group.c.realm_id == realm_id).order_by(user_group.c.id)
+        )
+    ).all()
+    members: dict[int, list[int]] = {g.id: [] for g in groups}
+    rows = await conn.execute(
+        sa.select(user_group_membership.c.user_group_id, user_group_membership.c.user_profile_id)
+        .where(user_group_membership.c.user_group_id.in_(members))
+        .order_by(user_group_membership.c.user_profile_id)
+    )
+    for group_id, user_id in rows:
+        members[group_id].append(user_id)
+    subgroups: dict[int, list[int]] = {g.id: [] for g in groups}
+    for sup, sub in sorted(await _subgroup_links(conn, realm_id)):
+        subgroups[sup].append(sub)
+    return [
+        {
+            "id": g.id,
+            "name": g.name,
+            "description": g.description,
+            "members": members[g.id],
+            "direct_subgroup_ids": subgroups[g.id],
+            "is_system_group": g.is_system_group,
+            "can_mention_group": g.can_mention_group_id,
+        }
+        for g in groups
+    ]
