@@ -16,11 +16,13 @@ import pytest
 from starlette.applications import Starlette
 
 from hubbub.actions.realms import do_create_realm
+from hubbub.actions.streams import StreamOptions, bulk_add_subscriptions, do_create_stream
 from hubbub.actions.users import check_create_user
 from hubbub.app import create_app
 from hubbub.clock import Clock
 from hubbub.db.migrate import upgrade
-from hubbub.models import Realm, Role, User
+from hubbub.models import Realm, Role, Stream, User
+from hubbub.queries.streams import get_stream_by_name
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 from tests import openapi
@@ -163,6 +165,34 @@ class TestEnv:
             return await do_create_realm(
                 conn, subdomain=subdomain, name=name, now=self.services.clock.now()
             )
+
+    async def subscribe(
+        self,
+        user: str | User,
+        stream_name: str,
+        *,
+        invite_only: bool = False,
+        is_web_public: bool = False,
+        description: str = "",
+    ) -> Stream:
+        """Subscribe ``user`` to ``stream_name``, creating the stream (with the given
+        options) if needed; events are sent as for the API."""
+        if isinstance(user, str):
+            user = self.users[user]
+        async with self.services.write() as tx:
+            target = await get_stream_by_name(tx.conn, self.realm.id, stream_name)
+            if target is None:
+                options = StreamOptions(invite_only=invite_only, is_web_public=is_web_public)
+                target = await do_create_stream(
+                    tx,
+                    self.realm,
+                    stream_name,
+                    options,
+                    description=description,
+                    now=self.services.clock.now(),
+                )
+            await bulk_add_subscriptions(tx, self.realm, [target], [user])
+        return target
 
     async def reload(self, user: User) -> User:
         from hubbub.queries.users import get_user_by_id

@@ -107,6 +107,7 @@ def _matched(source: str) -> list[tuple[str, str]]:
         ('client.head("/users/me")', [("GET", "/users/me")]),
         ('client.request("PATCH", f"/users/{user_id}", {})', [("PATCH", "/users/{user_id:int}")]),
         ('client.call_endpoint(url="users/me", method="GET")', [("GET", "/users/me")]),
+        ('ME = "/users/me"\nclient.get(ME)', [("GET", "/users/me")]),
         ('client.patch("/users/me")', []),
         ('client.get("/users/me/alert_words")', []),
     ],
@@ -116,7 +117,10 @@ def test_test_calls_are_matched_to_routes(source: str, expected: list[tuple[str,
 
 
 def test_non_api_calls_are_ignored() -> None:
-    source = 'body.get("members")\nheaders.get("retry-after")\nhttp.request(method, API + path)\n'
+    source = (
+        'body.get("members")\nheaders.get("retry-after")\nhttp.request(method, API + path)\n'
+        "client.get(UNKNOWN_NAME)\n"
+    )
     assert coverage.calls_in_source(source, "tests/example.py") == []
 
 

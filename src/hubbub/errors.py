@@ -30,6 +30,9 @@ class ErrorCode(StrEnum):
     NONEXISTENT_SUBDOMAIN = "NONEXISTENT_SUBDOMAIN"
     BAD_EVENT_QUEUE_ID = "BAD_EVENT_QUEUE_ID"
     STREAM_DOES_NOT_EXIST = "STREAM_DOES_NOT_EXIST"
+    BAD_NARROW = "BAD_NARROW"
+    STREAM_WILDCARD_MENTION_NOT_ALLOWED = "STREAM_WILDCARD_MENTION_NOT_ALLOWED"
+    TOPIC_WILDCARD_MENTION_NOT_ALLOWED = "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
 
 
 class ApiError(Exception):
@@ -225,3 +228,31 @@ class StreamIdDoesNotExistError(ApiError):
     def __init__(self, stream_id: int) -> None:
         super().__init__(f"Stream with ID '{stream_id}' does not exist")
         self.stream_id = stream_id
+
+
+class BadNarrowError(ApiError):
+    """A narrow term Zulip 8.0 does not understand (its ``BadNarrowOperatorError``)."""
+
+    code = ErrorCode.BAD_NARROW
+    data_fields = ("desc",)
+
+    def __init__(self, desc: str) -> None:
+        super().__init__(f"Invalid narrow operator: {desc}")
+        self.desc = desc
+
+
+# Both codes are new in Zulip 8.0 (feature level 229); before, the stream one was BAD_REQUEST.
+class StreamWildcardMentionNotAllowedError(ApiError):
+    code = ErrorCode.STREAM_WILDCARD_MENTION_NOT_ALLOWED
+
+    def __init__(self) -> None:
+        super().__init__(
+            "You do not have permission to use stream wildcard mentions in this stream."
+        )
+
+
+class TopicWildcardMentionNotAllowedError(ApiError):
+    code = ErrorCode.TOPIC_WILDCARD_MENTION_NOT_ALLOWED
+
+    def __init__(self) -> None:
+        super().__init__("You do not have permission to use topic wildcard mentions in this topic.")

@@ -29,7 +29,10 @@ from pathlib import Path
 import asyncpg
 import httpx
 import pytest
+import zulip
 from sqlalchemy.engine import make_url
+
+from tests.e2e.client import assert_ok, close, make_client
 
 PG_ENV = "HUBBUB_TEST_DATABASE_URL"
 STARTUP_TIMEOUT = 20.0
@@ -302,3 +305,41 @@ def hubbub_server(tmp_path: Path, hubbub_database_url: str | None) -> Iterator[H
     finally:
         returncode = stop_serve(server)
     assert returncode == 0, describe_exit(server, returncode)
+
+
+@pytest.fixture
+def owner_client(hubbub_server: HubbubServer) -> Iterator[zulip.Client]:
+    """The official client, configured by the zuliprc ``serve`` wrote for the first owner."""
+    client = make_client(config_file=str(hubbub_server.data_dir / "zuliprc"))
+    try:
+        yield client
+    finally:
+        close(client)
+
+
+@pytest.fixture
+def member_client(
+    owner_client: zulip.Client, hubbub_server: HubbubServer
+) -> Iterator[zulip.Client]:
+    """A member, Cordelia, created by the owner, with her own client."""
+    assert_ok(
+        owner_client.create_user(
+            {
+                "email": "cordelia@example.com",
+                "password": "a long password",
+                "full_name": "Cordelia",
+            }
+        )
+    )
+    key = assert_ok(
+        owner_client.call_endpoint(
+            url="fetch_api_key",
+            method="POST",
+            request={"username": "cordelia@example.com", "password": "a long password"},
+        )
+    )["api_key"]
+    client = make_client(email="cordelia@example.com", api_key=key, site=hubbub_server.url)
+    try:
+        yield client
+    finally:
+        close(client)

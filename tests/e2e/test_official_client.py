@@ -10,40 +10,16 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import zulip
 
+from tests.e2e.client import assert_error, assert_ok, close, make_client
 from tests.e2e.conftest import HubbubServer, OwnerCredentials, run_hubbub
 
 OWNER_EMAIL = "admin@hubbub.local"
 API_KEY_RE = re.compile(r"^[A-Za-z0-9]{32}$")
-
-
-def make_client(**kwargs: Any) -> zulip.Client:
-    # Without retries a 5xx fails the test at once instead of after ten 1 s retries.
-    return zulip.Client(retry_on_errors=False, **kwargs)
-
-
-def close(client: zulip.Client) -> None:
-    if client.session is not None:
-        client.session.close()
-
-
-def assert_ok(result: dict[str, Any]) -> dict[str, Any]:
-    assert result.get("result") == "success", result
-    assert result.get("msg") == "", result
-    return result
-
-
-def assert_error(result: dict[str, Any], code: str, msg: str) -> None:
-    assert (result.get("result"), result.get("code"), result.get("msg")) == (
-        "error",
-        code,
-        msg,
-    ), result
 
 
 @pytest.fixture

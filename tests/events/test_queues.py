@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import pytest
 
 from hubbub.app import create_app
 from hubbub.events.bus import MemoryEventBus
 from hubbub.services import build_services
 from hubbub.settings import Settings
 from tests.events.verify import register
-from tests.helpers import TestEnv, assert_error, assert_success
+from tests.helpers import TestEnv, assert_error, assert_success, running_env
 
 
 async def test_register_shape(env: TestEnv) -> None:
@@ -46,6 +50,10 @@ async def test_guest_role_in_state(env: TestEnv) -> None:
     assert state["is_guest"] is True and state["can_create_public_streams"] is False
     state = await register(env, env.users["desdemona"])
     assert state["is_owner"] is True and state["is_admin"] is True
+    # Web-public streams need the realm's spectator access, off by default (as in Zulip).
+    assert state["can_create_web_public_streams"] is False
+    assert_success(await env.client("desdemona").patch("/realm", {"enable_spectator_access": True}))
+    state = await register(env, env.users["desdemona"])
     assert state["can_create_web_public_streams"] is True
 
 
@@ -95,7 +103,20 @@ async def test_events_arrive_and_are_pruned(env: TestEnv) -> None:
     )
 
 
-async def test_long_poll_wakes_on_event(env: TestEnv) -> None:
+@pytest.fixture
+async def quiet_env(settings: Settings) -> AsyncIterator[TestEnv]:
+    """An env whose heartbeat cannot race the event a test is waiting for.
+
+    The shared fixture ends quiet polls after 0.2 s so heartbeat tests are quick; on a busy
+    machine creating a user can take longer than that, and the poll then ends with a
+    heartbeat instead of the event (a CI failure seen on this test).
+    """
+    async with running_env(replace(settings, heartbeat_seconds=30)) as test_env:
+        yield test_env
+
+
+async def test_long_poll_wakes_on_event(quiet_env: TestEnv) -> None:
+    env = quiet_env
     state = await register(env, env.users["hamlet"], event_types=["realm_user"])
     poll = asyncio.create_task(
         env.client("hamlet").get("/events", {"queue_id": state["queue_id"], "last_event_id": -1})
@@ -117,7 +138,8 @@ async def test_quiet_poll_ends_with_heartbeat(env: TestEnv) -> None:
     assert body["events"] == [{"type": "heartbeat", "id": 0}]
 
 
-async def test_newer_poll_ends_older_one(env: TestEnv) -> None:
+async def test_newer_poll_ends_older_one(quiet_env: TestEnv) -> None:
+    env = quiet_env
     state = await register(env, env.users["hamlet"], event_types=["realm_user"])
     params = {"queue_id": state["queue_id"], "last_event_id": -1}
     first = asyncio.create_task(env.client("hamlet").get("/events", params))

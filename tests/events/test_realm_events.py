@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from hubbub.actions.realm_settings import do_set_realm_property
+from hubbub.actions.realm_settings import do_set_realm_property, realm_property_event
 from tests.events.verify import verify_action
-from tests.helpers import TestEnv
+from tests.helpers import TestEnv, assert_success
 
 
 @pytest.mark.parametrize(
@@ -30,13 +30,8 @@ async def test_realm_property_update(env: TestEnv, name: str, value: Any) -> Non
             env.realm = await do_set_realm_property(tx, env.realm, name, value)
 
     events = await verify_action(env, env.users["hamlet"], action, num_events=1)
-    assert events[0] == {
-        "type": "realm",
-        "op": "update",
-        "property": name,
-        "value": value,
-        "id": events[0]["id"],
-    }
+    # ``update``, or ``update_dict`` for the message-editing settings.
+    assert events[0] == {**realm_property_event(name, value), "id": events[0]["id"]}
 
 
 async def test_setting_back_to_default_is_stored_as_default(env: TestEnv) -> None:
@@ -47,3 +42,87 @@ async def test_setting_back_to_default_is_stored_as_default(env: TestEnv) -> Non
         realm = await do_set_realm_property(tx, realm, "mandatory_topics", False)
     assert realm.settings == {}
     assert realm.setting("mandatory_topics") is False
+
+
+def _patch(env: TestEnv, params: dict[str, Any], user: str = "desdemona") -> Any:
+    async def action() -> None:
+        assert_success(await env.client(user).patch("/realm", params))
+
+    return action
+
+
+def _without_id(event: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in event.items() if k != "id"}
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"name": "Elsinore"}, [("update", "name", "Elsinore")]),
+        ({"description": "A **castle**"}, [("update", "description", "A **castle**")]),
+        ({"default_language": "fr"}, [("update", "default_language", "fr")]),
+        ({"waiting_period_threshold": 10}, [("update", "waiting_period_threshold", 10)]),
+        ({"message_retention_days": 5}, [("update", "message_retention_days", 5)]),
+        (
+            {"create_web_public_stream_policy": 2},
+            [("update", "create_web_public_stream_policy", 2)],
+        ),
+        ({"invite_to_stream_policy": 2}, [("update", "invite_to_stream_policy", 2)]),
+        (
+            {"jitsi_server_url": '"https://j.example.com"'},
+            [("update", "jitsi_server_url", "https://j.example.com")],
+        ),
+        # The message-editing settings keep their historical update_dict format.
+        ({"allow_message_editing": False}, [("update_dict", "allow_message_editing", False)]),
+        ({"edit_topic_policy": 4}, [("update_dict", "edit_topic_policy", 4)]),
+        (
+            {"message_content_edit_limit_seconds": '"unlimited"'},
+            [("update_dict", "message_content_edit_limit_seconds", None)],
+        ),
+        # One event per changed setting, in the order sent.
+        (
+            {"mandatory_topics": True, "allow_edit_history": False, "name": "Hubbub"},
+            [("update", "mandatory_topics", True), ("update", "allow_edit_history", False)],
+        ),
+    ],
+)
+async def test_patch_realm_events(
+    env: TestEnv, params: dict[str, Any], expected: list[tuple[str, str, Any]]
+) -> None:
+    events = await verify_action(
+        env, env.users["hamlet"], _patch(env, params), num_events=len(expected)
+    )
+    for event, (op, name, value) in zip(events, expected, strict=True):
+        if op == "update":
+            assert _without_id(event) == {
+                "type": "realm",
+                "op": "update",
+                "property": name,
+                "value": value,
+            }
+        else:
+            assert _without_id(event) == {
+                "type": "realm",
+                "op": "update_dict",
+                "property": "default",
+                "data": {name: value},
+            }
+
+
+async def test_patch_realm_events_reach_everyone(env: TestEnv) -> None:
+    for user in ("polonius", "desdemona", "shiva"):
+        await verify_action(env, env.users[user], _patch(env, {"giphy_rating": 3 + len(user) % 2}))
+    # A failed or no-op request sends nothing.
+    await verify_action(env, env.users["hamlet"], _patch(env, {"name": "Hubbub"}), num_events=0)
+
+
+async def test_policy_event_updates_permission_flags(env: TestEnv) -> None:
+    await verify_action(
+        env,
+        env.users["hamlet"],
+        _patch(env, {"create_public_stream_policy": 2, "invite_to_realm_policy": 4}),
+        num_events=2,
+    )
+    await verify_action(
+        env, env.users["shiva"], _patch(env, {"invite_to_realm_policy": 1}), num_events=1
+    )

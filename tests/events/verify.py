@@ -11,7 +11,8 @@ from hubbub.models import User
 from tests.helpers import TestEnv, assert_success
 
 # Keys that legitimately differ between two registrations.
-VOLATILE = {"queue_id", "last_event_id", "result", "msg"}
+# ``server_timestamp`` is the time of each fetch (presence).
+VOLATILE = {"queue_id", "last_event_id", "result", "msg", "server_timestamp"}
 
 
 def normalized(state: dict[str, Any]) -> dict[str, Any]:
@@ -56,5 +57,10 @@ async def verify_action(
             state, event, include_subscribers=bool(register_params.get("include_subscribers"))
         )
     after = await register(env, user, **register_params)
-    assert normalized(state) == normalized(after)
+    old, new = normalized(state), normalized(after)
+    # Compare key by key so a failure names the state that went wrong.
+    differing = {
+        k: (old.get(k), new.get(k)) for k in old.keys() | new.keys() if old.get(k) != new.get(k)
+    }
+    assert not differing, (events, differing)
     return events  # type: ignore[no-any-return]

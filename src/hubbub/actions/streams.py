@@ -8,18 +8,23 @@ who can see the stream's subscribers gets ``peer_add``; unsubscribing mirrors th
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import orjson
 import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.tables import stream as stream_table
 from hubbub.db.tables import subscription
 from hubbub.errors import JsonableError
 from hubbub.models import Realm, Stream, User
+from hubbub.permissions import has_policy_permission
 from hubbub.queries.streams import (
     can_access_stream_metadata,
+    get_default_stream_ids,
     get_stream_by_id,
     get_subscriber_ids,
     get_subscription,
@@ -29,7 +34,7 @@ from hubbub.queries.streams import (
     subscriber_viewer_ids,
     subscription_dict,
 )
-from hubbub.queries.user_groups import get_group_id_by_name
+from hubbub.queries.user_groups import get_group, get_group_id_by_name, is_user_in_group
 from hubbub.queries.users import list_active_users
 from hubbub.rendering import render_text
 from hubbub.transaction import Tx
@@ -218,23 +223,45 @@ async def _notify_added(
     for stream_id, users in added.items():
         if not users:
             continue
-        new_ids = {u.id for u in users}
-        peers = [
-            uid
-            for uid in subscriber_viewer_ids(by_id[stream_id], realm_users, subscribers[stream_id])
-            if uid not in new_ids
-        ]
-        if peers:
-            tx.notify(
-                realm.id,
-                {
-                    "type": "subscription",
-                    "op": "peer_add",
-                    "stream_ids": [stream_id],
-                    "user_ids": sorted(new_ids),
-                },
-                peers,
-            )
+        _notify_peers(
+            tx,
+            realm.id,
+            "peer_add",
+            by_id[stream_id],
+            [u.id for u in users],
+            realm_users,
+            subscribers[stream_id],
+        )
+
+
+def _notify_peers(
+    tx: Tx,
+    realm_id: int,
+    op: str,
+    target: Stream,
+    user_ids: Sequence[int],
+    realm_users: Sequence[User],
+    subscriber_ids: Sequence[int],
+) -> None:
+    """``peer_add``/``peer_remove`` for ``user_ids`` on ``target``, to everyone else who
+    can see its subscribers."""
+    changed = set(user_ids)
+    peers = [
+        uid
+        for uid in subscriber_viewer_ids(target, realm_users, subscriber_ids)
+        if uid not in changed
+    ]
+    if peers:
+        tx.notify(
+            realm_id,
+            {
+                "type": "subscription",
+                "op": op,
+                "stream_ids": [target.id],
+                "user_ids": sorted(changed),
+            },
+            peers,
+        )
 
 
 async def bulk_remove_subscriptions(
@@ -290,24 +317,132 @@ async def _notify_removed(tx: Tx, realm: Realm, removed: list[tuple[User, Stream
                 {"type": "stream", "op": "delete", "streams": [stream_dict(s) for s in lost]},
                 [user_id],
             )
+            for s in lost:
+                await forget_lost_subscriptions(tx, s.id, [user_id])
     subscribers = await get_subscriber_ids(tx.conn, list(by_stream))
     realm_users = await list_active_users(tx.conn, realm.id)
     for stream_id, user_ids in by_stream.items():
-        peers = [
-            uid
-            for uid in subscriber_viewer_ids(
-                streams[stream_id], realm_users, subscribers[stream_id]
-            )
-            if uid not in user_ids
-        ]
-        if peers:
-            tx.notify(
-                realm.id,
-                {
-                    "type": "subscription",
-                    "op": "peer_remove",
-                    "stream_ids": [stream_id],
-                    "user_ids": sorted(user_ids),
-                },
-                peers,
-            )
+        _notify_peers(
+            tx,
+            realm.id,
+            "peer_remove",
+            streams[stream_id],
+            user_ids,
+            realm_users,
+            subscribers[stream_id],
+        )
+
+
+def check_stream_post_policy(policy: int) -> int:
+    if policy not in (1, 2, 3, 4):
+        raise JsonableError("Invalid stream_post_policy")
+    return policy
+
+
+def parse_message_retention_days(raw: str, acting: User) -> int | None:
+    """``realm_default`` → None, ``unlimited`` (``forever`` before feature level 91) → -1,
+    or a positive number of days; only owners may set it, as in Zulip. The value may arrive
+    as raw text or JSON-encoded."""
+    value: object = raw
+    with contextlib.suppress(orjson.JSONDecodeError):
+        value = orjson.loads(raw)
+    if not acting.is_owner:
+        raise JsonableError("Must be an organization owner")
+    if value == "realm_default":
+        return None
+    if value in ("unlimited", "forever"):
+        return -1
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise JsonableError("Bad value for 'message_retention_days': " + str(raw))
+
+
+# Zulip 8.0's GroupPermissionSetting for can_remove_subscribers_group: a system group, but
+# not role:internet, role:owners or role:nobody.
+_FORBIDDEN_GROUPS = ("role:internet", "role:owners", "role:nobody")
+
+
+async def check_can_remove_subscribers_group(
+    conn: AsyncConnection, realm_id: int, group_id: int
+) -> int:
+    group = await get_group(conn, realm_id, group_id)
+    if group is None:
+        raise JsonableError("Invalid user group")
+    setting = "can_remove_subscribers_group"
+    if not group.is_system_group:
+        raise JsonableError(f"'{setting}' must be a system user group.")
+    if group.name in _FORBIDDEN_GROUPS:
+        raise JsonableError(f"'{setting}' setting cannot be set to '{group.name}' group.")
+    return group_id
+
+
+def check_create_stream_permission(
+    user: User, realm: Realm, *, invite_only: bool, is_web_public: bool, web_public_enabled: bool
+) -> None:
+    if is_web_public:
+        if not web_public_enabled or not realm.enable_spectator_access:
+            raise JsonableError("Web-public streams are not enabled.")
+        policy = realm.setting("create_web_public_stream_policy")
+    elif invite_only:
+        policy = realm.setting("create_private_stream_policy")
+    else:
+        policy = realm.setting("create_public_stream_policy")
+    if not has_policy_permission(user, policy):
+        raise JsonableError("Insufficient permission")
+
+
+async def can_remove_subscribers(conn: AsyncConnection, user: User, target: Stream) -> bool:
+    if user.is_realm_admin:
+        return True
+    return await is_user_in_group(
+        conn, user.realm_id, user.id, target.can_remove_subscribers_group_id
+    )
+
+
+async def notify_subscriber_activity(tx: Tx, user: User, active: bool) -> None:
+    """A deactivated user drops out of every subscriber list (their subscription rows stay,
+    for a reactivation); tell those who see the lists, with peer events as Zulip does."""
+    subs = [sub for sub in await list_user_subscriptions(tx.conn, user.id) if sub.active]
+    if not subs:
+        return
+    realm_users = await list_active_users(tx.conn, user.realm_id)
+    subscribers = await get_subscriber_ids(tx.conn, [sub.stream_id for sub in subs])
+    for sub in subs:
+        target = await get_stream_by_id(tx.conn, user.realm_id, sub.stream_id)
+        assert target is not None
+        _notify_peers(
+            tx,
+            user.realm_id,
+            "peer_add" if active else "peer_remove",
+            target,
+            [user.id],
+            realm_users,
+            subscribers[target.id],
+        )
+
+
+async def subscribe_to_default_streams(tx: Tx, realm: Realm, user: User) -> None:
+    """New human users join the realm's default streams (bots do not), as in Zulip."""
+    stream_ids = await get_default_stream_ids(tx.conn, realm.id)
+    streams = [s for s in [await get_stream_by_id(tx.conn, realm.id, i) for i in stream_ids] if s]
+    if streams:
+        await bulk_add_subscriptions(tx, realm, streams, [user])
+
+
+async def forget_lost_subscriptions(tx: Tx, stream_id: int, user_ids: Sequence[int]) -> None:
+    """Drop the old (inactive) subscription rows of users who just lost sight of a stream.
+
+    They can no longer see the stream, so the row's only use would be to list it under
+    ``unsubscribed`` should it become visible again; but the ``stream``/``create`` event
+    that tells them of it then puts it in ``never_subscribed``, and the fresh state must
+    agree. Forgetting the row makes it so (their colour for it is forgotten too).
+    """
+    if not user_ids:
+        return
+    await tx.conn.execute(
+        sa.delete(subscription).where(
+            subscription.c.stream_id == stream_id,
+            subscription.c.user_profile_id.in_(list(user_ids)),
+            ~subscription.c.active,
+        )
+    )

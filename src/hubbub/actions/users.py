@@ -15,6 +15,7 @@ import uuid
 
 import sqlalchemy as sa
 
+from hubbub.actions.streams import notify_subscriber_activity, subscribe_to_default_streams
 from hubbub.actions.user_events import notify_user_created, notify_user_updated
 from hubbub.actions.user_groups import do_update_role_groups
 from hubbub.credentials import generate_api_key, hash_password
@@ -168,10 +169,17 @@ async def do_create_user(
             .where(user_profile.c.id == user_id)
             .values(email=api_email(user_id, email, visibility))
         )
+    # New users start from the realm's defaults for their settings (feature level 96);
+    # imported here because that module uses this one.
+    from hubbub.actions.user_settings import do_copy_realm_user_defaults
+
+    await do_copy_realm_user_defaults(tx, realm, user_id)
     user = await get_user_by_id(conn, realm.id, user_id)
     assert user is not None
     await notify_user_created(tx, user)
     await do_update_role_groups(tx, user, None)
+    if not is_bot:
+        await subscribe_to_default_streams(tx, realm, user)
     return user
 
 
@@ -251,3 +259,4 @@ async def _set_active(tx: Tx, user: User, active: bool) -> None:
         sa.update(user_profile).where(user_profile.c.id == user.id).values(is_active=active)
     )
     await notify_user_updated(tx, user, is_active=active)
+    await notify_subscriber_activity(tx, user, active)

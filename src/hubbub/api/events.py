@@ -14,6 +14,7 @@ from hubbub.events.queues import (
     QueueSpec,
 )
 from hubbub.events.state import apply_event, fetch_initial_state
+from hubbub.narrow import check_narrow
 from hubbub.queries.users import access_user_by_id
 
 # Capabilities Zulip 8.0 clients may announce; each is a boolean.
@@ -28,25 +29,6 @@ CLIENT_CAPABILITIES = frozenset(
         "user_list_incomplete",
     }
 )
-
-
-def check_narrow(narrow: list[Any]) -> list[list[str]]:
-    """Accept both the legacy ``[operator, operand]`` and the ``{"operator", "operand"}``
-    forms (Zulip accepts both), and store the legacy form."""
-    terms = []
-    for term in narrow:
-        if isinstance(term, dict) and isinstance(term.get("operator"), str):
-            operator, operand = term["operator"], term.get("operand")
-            if term.get("negated") is True:
-                operator = "-" + operator
-        elif isinstance(term, list) and len(term) == 2 and isinstance(term[0], str):
-            operator, operand = term
-        else:
-            raise JsonableError("Invalid narrow")
-        if not isinstance(operand, str | int):
-            raise JsonableError("Invalid narrow")
-        terms.append([operator, str(operand)])
-    return terms
 
 
 def check_capabilities(capabilities: dict[str, Any]) -> dict[str, bool]:
@@ -117,6 +99,9 @@ async def register(
             realm_uri=realm_url(req),
             web_public_streams_enabled=services.settings.web_public_streams_enabled,
             include_subscribers=include_subscribers,
+            slim_presence=slim_presence,
+            client_capabilities=spec.client_capabilities,
+            now=services.clock.now(),
         )
     raced = await services.bus.get_events(
         spec.queue_id, None, block=False, now=services.clock.now()

@@ -9,7 +9,27 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 # Importing the endpoint modules registers their operations.
-from hubbub.api import events, server, users  # noqa: F401
+from hubbub.api import (  # noqa: F401
+    alert_words,
+    drafts,
+    events,
+    linkifiers,
+    message_fetch,
+    messages,
+    muted_users,
+    presence,
+    profile_fields,
+    realm,
+    server,
+    settings,
+    stream_settings,
+    streams,
+    subscriptions,
+    typing,
+    user_groups,
+    user_topics,
+    users,
+)
 from hubbub.api.endpoint import ENDPOINTS, Endpoint, dispatch
 from hubbub.api.responses import json_error
 from hubbub.errors import MethodNotAllowedError

@@ -243,3 +243,222 @@ user_topic = sa.Table(
         unique=True,
     ),
 )
+
+# Per-user settings (``PATCH /settings``): a JSON object of the values that differ from
+# Zulip's defaults (user_settings.py). A new user's row copies the realm's defaults.
+user_setting = sa.Table(
+    "user_setting",
+    metadata,
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("settings", sa.Text, nullable=False, server_default="{}"),
+)
+
+# The realm's defaults for new users' settings (``PATCH /realm/user_settings_defaults``),
+# stored the same way.
+realm_user_default = sa.Table(
+    "realm_user_default",
+    metadata,
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("settings", sa.Text, nullable=False, server_default="{}"),
+)
+
+draft = sa.Table(
+    "draft",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "user_profile_id",
+        sa.ForeignKey("user_profile.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    # "stream", "private" or "" (a draft with no recipient yet).
+    sa.Column("type", sa.String(10), nullable=False),
+    # JSON list: [stream_id] or the recipients' user ids.
+    sa.Column("to", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("topic", sa.String(60), nullable=False, server_default=""),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("last_edit_time", sa.Double, nullable=False),
+)
+
+realm_linkifier = sa.Table(
+    "realm_linkifier",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False, index=True
+    ),
+    sa.Column("pattern", sa.Text, nullable=False),
+    sa.Column("url_template", sa.Text, nullable=False),
+    # Linkifiers apply in this order (``PATCH /realm/linkifiers``, feature level 202).
+    sa.Column("order", sa.Integer, nullable=False),
+    sa.UniqueConstraint("realm_id", "pattern"),
+)
+
+muted_user = sa.Table(
+    "muted_user",
+    metadata,
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column(
+        "muted_user_id",
+        sa.ForeignKey("user_profile.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    ),
+    sa.Column("date_muted", sa.Double, nullable=False),
+)
+
+alert_word = sa.Table(
+    "alert_word",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("word", sa.String(100), nullable=False),
+    sa.Index(
+        "uq_alert_word_user_word",
+        "user_profile_id",
+        sa.func.lower(sa.column("word")),
+        unique=True,
+    ),
+)
+
+user_presence = sa.Table(
+    "user_presence",
+    metadata,
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column(
+        "realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False, index=True
+    ),
+    # UNIX seconds; NULL until the user first reports that state.
+    sa.Column("last_connected_time", sa.Double, nullable=True),
+    sa.Column("last_active_time", sa.Double, nullable=True),
+)
+
+user_status = sa.Table(
+    "user_status",
+    metadata,
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("status_text", sa.String(60), nullable=False, server_default=""),
+    sa.Column("emoji_name", sa.String(100), nullable=False, server_default=""),
+    sa.Column("emoji_code", sa.String(100), nullable=False, server_default=""),
+    sa.Column("reaction_type", sa.String(30), nullable=False, server_default="unicode_emoji"),
+    sa.Column("timestamp", sa.Double, nullable=False),
+)
+
+# Who a message is addressed to, as Zulip models it (clients see ``recipient_id``):
+# type 1 a user (direct message to one person, or to oneself), 2 a stream, 3 a group of
+# users (``direct_message_group``). Rows are made on first use.
+recipient = sa.Table(
+    "recipient",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("type", sa.SmallInteger, nullable=False),
+    sa.Column("type_id", sa.Integer, nullable=False),
+    sa.UniqueConstraint("type", "type_id"),
+)
+
+# A direct-message conversation among three or more users, identified by its member set.
+direct_message_group = sa.Table(
+    "direct_message_group",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    # SHA-1 of the sorted member ids, so the same people always meet in the same group.
+    sa.Column("group_hash", sa.String(40), nullable=False, unique=True),
+    sa.Column("group_size", sa.Integer, nullable=False),
+)
+
+direct_message_group_member = sa.Table(
+    "direct_message_group_member",
+    metadata,
+    sa.Column(
+        "group_id",
+        sa.ForeignKey("direct_message_group.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column(
+        "user_profile_id",
+        sa.ForeignKey("user_profile.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    ),
+)
+
+message = sa.Table(
+    "message",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("sender_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("recipient_id", sa.ForeignKey("recipient.id"), nullable=False),
+    # Zulip's "subject"; "" for direct messages.
+    sa.Column("topic", sa.String(60), nullable=False, server_default=""),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("rendered_content", sa.Text, nullable=True),
+    sa.Column("rendered_content_version", sa.Integer, nullable=True),
+    sa.Column("date_sent", sa.Double, nullable=False),
+    # The client name (User-Agent before the first "/").
+    sa.Column("sending_client", sa.String(30), nullable=False),
+    sa.Column("last_edit_time", sa.Double, nullable=True),
+    # JSON list of edit records, newest first (the lifecycle issue).
+    sa.Column("edit_history", sa.Text, nullable=True),
+    sa.Column("has_attachment", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("has_image", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("has_link", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("is_me_message", sa.Boolean, nullable=False, server_default=sa.false()),
+    # Stream messages of one topic, newest last: the stream+topic narrow.
+    sa.Index(
+        "ix_message_recipient_topic_id",
+        "recipient_id",
+        sa.func.lower(sa.column("topic")),
+        "id",
+    ),
+    sa.Index("ix_message_recipient_id_id", "recipient_id", "id"),
+    sa.Index("ix_message_sender_id_id", "sender_id", "id"),
+    sa.Index("ix_message_realm_id_id", "realm_id", "id"),
+    # Message ids are never reused, even after the newest message is deleted: clients
+    # cache messages by id (SQLite otherwise reuses the largest rowid).
+    sqlite_autoincrement=True,
+)
+
+# One row per recipient of a message, with Zulip's flag bits (read=1, starred=2,
+# mentioned=8, stream_wildcard_mentioned=16, topic_wildcard_mentioned=32,
+# group_mentioned=64, has_alert_word=512, historical=1024, is_private=2048).
+user_message = sa.Table(
+    "user_message",
+    metadata,
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("message_id", sa.ForeignKey("message.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("flags", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Index("ix_user_message_message_id", "message_id"),
+    # Unread messages per user (unread counts, first_unread, mark-all-read).
+    sa.Index(
+        "ix_user_message_unread",
+        "user_profile_id",
+        "message_id",
+        sqlite_where=sa.text("(flags & 1) = 0"),
+        postgresql_where=sa.text("(flags & 1) = 0"),
+    ),
+    # Starred messages per user.
+    sa.Index(
+        "ix_user_message_starred",
+        "user_profile_id",
+        "message_id",
+        sqlite_where=sa.text("(flags & 2) != 0"),
+        postgresql_where=sa.text("(flags & 2) != 0"),
+    ),
+)

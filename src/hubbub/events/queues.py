@@ -6,6 +6,8 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hubbub.narrow import queue_narrow_matches
+
 # Zulip keeps an idle queue for 10 minutes, and at most a week when asked for longer.
 DEFAULT_QUEUE_LIFESPAN_SECONDS = 600
 MAX_QUEUE_LIFESPAN_SECONDS = 7 * 24 * 3600
@@ -59,6 +61,13 @@ def heartbeat_delay(
 # A person whose avatar a client can compute itself carries this private mark in a notice;
 # each queue then gets either null (client_gravatar) or the URL. Never sent to clients.
 GRAVATAR_MARK = "_hubbub_gravatar"
+# A ``message`` event carries the rendered message plus this private mark (raw content,
+# whether the avatar is a Gravatar, the sending queue and its local id); see below.
+MESSAGE_MARK = "_hubbub_message"
+
+# Events that repeat a ``user_settings`` update for clients older than feature level 89;
+# clients that announce the ``user_settings_object`` capability do not get them.
+LEGACY_SETTINGS_EVENTS = frozenset({"update_display_settings", "update_global_notifications"})
 
 
 def shape_event(event: dict[str, Any], spec: QueueSpec) -> dict[str, Any] | None:
@@ -69,6 +78,53 @@ def shape_event(event: dict[str, Any], spec: QueueSpec) -> dict[str, Any] | None
     """
     if not spec.wants(event["type"]):
         return None
+    if event["type"] in LEGACY_SETTINGS_EVENTS and spec.client_capabilities.get(
+        "user_settings_object"
+    ):
+        return None
+    if event["type"] == "realm_linkifiers" and not spec.client_capabilities.get(
+        "linkifier_url_template"
+    ):
+        # URL templates (feature level 176) are not for clients without the capability.
+        return None
+    if event["type"] == "presence":
+        # Slim clients identify people by id, old ones by email; each gets one key.
+        drop = "email" if spec.slim_presence else "user_id"
+        return {k: v for k, v in event.items() if k != drop}
+    if (
+        event["type"] == "typing"
+        and event.get("message_type") == "stream"
+        and not spec.client_capabilities.get("stream_typing_notifications")
+    ):
+        # Stream typing notifications only for clients that can show them (level 58).
+        return None
+    # A queue registered with a narrow gets only the messages that match it.
+    if (
+        event["type"] == "message"
+        and spec.narrow
+        and not queue_narrow_matches(spec.narrow, event["message"], event.get("flags", []))
+    ):
+        return None
+    if MESSAGE_MARK in event:
+        # Per-queue message shaping: apply_markdown picks rendered HTML or raw Markdown,
+        # client_gravatar nulls a Gravatar URL, and only the queue that sent the message
+        # (queue_id on POST /messages) gets its local_message_id.
+        mark = event[MESSAGE_MARK]
+        event = {k: v for k, v in event.items() if k != MESSAGE_MARK}
+        msg = dict(event["message"])
+        if not spec.apply_markdown:
+            msg["content"] = mark["raw_content"]
+            msg["content_type"] = "text/x-markdown"
+        if spec.client_gravatar and mark["gravatar"]:
+            msg["avatar_url"] = None
+        event["message"] = msg
+        if (
+            mark["queue_id"] == spec.queue_id
+            and mark["sender_id"] == spec.user_id
+            and mark["local_id"] is not None
+        ):
+            event["local_message_id"] = mark["local_id"]
+        return event
     person = event.get("person")
     if isinstance(person, dict) and GRAVATAR_MARK in person:
         person = {k: v for k, v in person.items() if k != GRAVATAR_MARK}

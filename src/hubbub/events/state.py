@@ -9,22 +9,32 @@ new state for every event type (Zulip's ``verify_action``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
+from hubbub.events import (
+    linkifier_state,
+    message_state,
+    muting_state,
+    presence_state,
+    profile_field_state,
+    settings_state,
+    user_group_state,
+)
+from hubbub.events.context import StateContext
 from hubbub.events.queues import LONGPOLL_TIMEOUT_SECONDS
 from hubbub.events.stream_state import apply_stream_event, fetch_stream_state
 from hubbub.models import Realm, Role, User
 from hubbub.permissions import user_permission_flags
+from hubbub.queries.profile_fields import DEFAULT_EXTERNAL_ACCOUNTS
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
 from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.queries.users import list_users
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
-from hubbub.rendering import render_text
 
 # Limits clients validate against before sending (Zulip 8.0's values).
 SERVER_LIMITS: dict[str, Any] = {
@@ -44,6 +54,8 @@ SERVER_LIMITS: dict[str, Any] = {
     "server_typing_stopped_wait_period_milliseconds": 5000,
     "server_typing_started_wait_period_milliseconds": 10000,
 }
+
+DEFAULT_JITSI_SERVER_URL = "https://meet.jit.si"
 
 _VIDEO_CHAT_PROVIDERS = {
     "disabled": {"name": "None", "id": 0},
@@ -69,6 +81,34 @@ STATE_TYPES = (
     "muted_topics",
     "realm_user_groups",
     "default_stream_groups",
+    "user_settings",
+    "realm_user_settings_defaults",
+    "drafts",
+    "custom_profile_fields",
+    "realm_linkifiers",
+    "realm_filters",
+    "muted_users",
+    "alert_words",
+    "presence",
+    "user_status",
+)
+
+# The other parts of the state, one module each: ``fetch`` returns the keys its client
+# wants; ``apply`` updates a state with one event and says whether the event was its own.
+_PARTS: tuple[
+    tuple[
+        Callable[[AsyncConnection, StateContext], Awaitable[dict[str, Any]]],
+        Callable[[dict[str, Any], dict[str, Any]], bool],
+    ],
+    ...,
+] = (
+    (user_group_state.fetch, user_group_state.apply),
+    (settings_state.fetch, settings_state.apply),
+    (profile_field_state.fetch, profile_field_state.apply),
+    (linkifier_state.fetch, linkifier_state.apply),
+    (muting_state.fetch, muting_state.apply),
+    (presence_state.fetch, presence_state.apply),
+    (message_state.fetch, message_state.apply),
 )
 
 
@@ -80,7 +120,9 @@ def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict
     state.update(
         {
             "realm_name": realm.name,
-            "realm_description": render_text(realm.description),
+            # The Markdown source, as Zulip's /register sends it (and as ``realm`` update
+            # events carry it); only /server_settings shows the rendered HTML.
+            "realm_description": realm.description,
             "realm_date_created": int(realm.date_created),
             "realm_uri": realm_uri,
             "realm_enable_spectator_access": realm.enable_spectator_access,
@@ -100,7 +142,7 @@ def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict
             "realm_upload_quota_mib": None,
             "realm_plan_type": 1,
             "realm_available_video_chat_providers": _VIDEO_CHAT_PROVIDERS,
-            "realm_default_external_accounts": {},
+            "realm_default_external_accounts": DEFAULT_EXTERNAL_ACCOUNTS,
             "realm_presence_disabled": realm.setting("presence_disabled"),
             "realm_digest_emails_enabled": realm.setting("digest_emails_enabled"),
             "settings_send_digest_emails": False,
@@ -116,7 +158,8 @@ def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict
             "server_needs_upgrade": False,
             "server_web_public_streams_enabled": settings_web_public,
             "server_jitsi_server_url": None,
-            "jitsi_server_url": "https://meet.jit.si",
+            # The Jitsi server calls use: the realm's own, else the server's default.
+            "jitsi_server_url": realm.setting("jitsi_server_url") or DEFAULT_JITSI_SERVER_URL,
             "event_queue_longpoll_timeout_seconds": LONGPOLL_TIMEOUT_SECONDS,
             **SERVER_LIMITS,
         }
@@ -124,7 +167,9 @@ def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict
     return state
 
 
-def identity_state(me: User, realm: Realm, *, client_gravatar: bool) -> dict[str, Any]:
+def identity_state(
+    me: User, realm: Realm, *, client_gravatar: bool, web_public_streams_enabled: bool
+) -> dict[str, Any]:
     medium = GRAVATAR_URL.format(
         hash=hashlib.md5(me.delivery_email.lower().encode(), usedforsecurity=False).hexdigest(),
         version=me.avatar_version,
@@ -143,7 +188,11 @@ def identity_state(me: User, realm: Realm, *, client_gravatar: bool) -> dict[str
         # Always a URL here (the schema has no null for the own avatar).
         "avatar_url": avatar_url(me, client_gravatar=False),
         "avatar_url_medium": medium,
-        **user_permission_flags(me.role, realm.setting),
+        **user_permission_flags(
+            me.role,
+            realm.setting,
+            web_public_enabled=web_public_streams_enabled and realm.enable_spectator_access,
+        ),
     }
 
 
@@ -157,13 +206,14 @@ async def fetch_initial_state(
     realm_uri: str,
     web_public_streams_enabled: bool,
     include_subscribers: bool = False,
+    slim_presence: bool = False,
+    client_capabilities: dict[str, Any] | None = None,
+    now: float | None = None,
 ) -> dict[str, Any]:
     state: dict[str, Any] = {
         "zulip_version": ZULIP_VERSION,
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,
         "zulip_merge_base": ZULIP_MERGE_BASE,
-        # Deprecated but still read by old clients; no messages exist yet.
-        "max_message_id": -1,
     }
     if wanted("realm"):
         state.update(realm_state(realm, realm_uri, web_public_streams_enabled))
@@ -185,10 +235,29 @@ async def fetch_initial_state(
         state["realm_users"] = [p for p in people if p["is_active"]]
         state["realm_non_active_users"] = [p for p in people if not p["is_active"]]
         state["cross_realm_bots"] = []
-        state.update(identity_state(me, realm, client_gravatar=client_gravatar))
+        state.update(
+            identity_state(
+                me,
+                realm,
+                client_gravatar=client_gravatar,
+                web_public_streams_enabled=web_public_streams_enabled,
+            )
+        )
     state.update(
         await fetch_stream_state(conn, me, wanted, include_subscribers=include_subscribers)
     )
+    ctx = StateContext(
+        me=me,
+        realm=realm,
+        wanted=wanted,
+        client_gravatar=client_gravatar,
+        include_subscribers=include_subscribers,
+        slim_presence=slim_presence,
+        client_capabilities=client_capabilities or {},
+        now=now,
+    )
+    for fetch, _ in _PARTS:
+        state.update(await fetch(conn, ctx))
     return state
 
 
@@ -254,6 +323,12 @@ def _refresh_permission_flags(state: dict[str, Any]) -> None:
         user_permission_flags(
             _own_role(state),
             lambda name: state.get(f"realm_{name}", REALM_SETTING_DEFAULTS[name]),
+            # A client that fetched no realm state knows neither; its flags follow its
+            # role and the policies it does know.
+            web_public_enabled=bool(
+                state.get("server_web_public_streams_enabled", True)
+                and state.get("realm_enable_spectator_access", True)
+            ),
         )
     )
 
@@ -264,6 +339,9 @@ def apply_event(
     """Update ``state`` (a /register response) with one event, as a client would."""
     if apply_stream_event(state, event, include_subscribers=include_subscribers):
         return
+    for _, apply in _PARTS:
+        if apply(state, event):
+            return
     kind = event["type"]
     if kind == "realm_user" and "realm_users" in state:
         if event["op"] == "add":
@@ -277,13 +355,22 @@ def apply_event(
             state["realm_users"] = [p for p in state["realm_users"] if p["user_id"] != user_id]
         elif event["op"] == "update":
             _apply_person_update(state, event["person"])
-    elif kind == "realm" and event["op"] == "update":
-        key = f"realm_{event['property']}"
+    elif kind == "realm" and event["op"] in ("update", "update_dict"):
+        # A client treats ``update`` as an ``update_dict`` of one setting.
+        update = event["op"] == "update"
+        _apply_realm_changes(
+            state, {event["property"]: event["value"]} if update else event["data"]
+        )
+
+
+def _apply_realm_changes(state: dict[str, Any], changes: dict[str, Any]) -> None:
+    for name, value in changes.items():
+        key = f"realm_{name}"
         if key in state:
-            state[key] = event["value"]
-        if "can_create_streams" in state and event["property"].endswith("_policy"):
-            _refresh_permission_flags(state)
-    elif kind == "realm" and event["op"] == "update_dict":
-        for name, value in event["data"].items():
-            if f"realm_{name}" in state:
-                state[f"realm_{name}"] = value
+            state[key] = value
+        if name == "jitsi_server_url" and "jitsi_server_url" in state:
+            state["jitsi_server_url"] = value or DEFAULT_JITSI_SERVER_URL
+    if "can_create_streams" in state and any(
+        name.endswith("_policy") or name == "enable_spectator_access" for name in changes
+    ):
+        _refresh_permission_flags(state)

@@ -1,6 +1,6 @@
 """The stream-related parts of /register state and how their events update them:
 ``subscriptions``/``unsubscribed``/``never_subscribed``, ``streams``, ``default_streams``,
-``user_topics``, legacy ``muted_topics`` and ``realm_user_groups``.
+``user_topics`` and legacy ``muted_topics``.
 
 Lists are sorted by stream name (as Zulip sorts them) or, for topics, by stream and topic,
 both when fetched and after every event, so a fresh state equals an updated one.
@@ -24,7 +24,6 @@ from hubbub.queries.streams import (
     stream_dict,
     subscription_dict,
 )
-from hubbub.queries.user_groups import get_user_group_dicts
 from hubbub.queries.user_topics import list_user_topics, muted_topics_legacy
 
 SUBSCRIPTION_LISTS = ("subscriptions", "unsubscribed", "never_subscribed")
@@ -75,10 +74,13 @@ async def fetch_stream_state(
             for sub in subs
             if sub.active
         ]
+        # A former subscriber of a private stream loses sight of it (a ``stream`` delete
+        # event told them), so it is not among their unsubscribed streams either.
         state["unsubscribed"] = [
             subscription_dict(by_id[sub.stream_id], sub, visible_subscribers(sub.stream_id))
             for sub in subs
             if not sub.active
+            and can_access_stream_metadata(me, by_id[sub.stream_id], subscribed=False)
         ]
         state["never_subscribed"] = []
         for s in never:
@@ -97,12 +99,11 @@ async def fetch_stream_state(
         _by_name(state["streams"])
     if wanted("default_streams"):
         default_ids = set(await get_default_stream_ids(conn, me.realm_id))
-        # Guests only hear of default streams they can see (Zulip 8.0 sends guests none
-        # of the others).
+        # Guests are not told the default streams (Zulip 8.0), nor sent their events.
         state["realm_default_streams"] = [
             stream_dict(s, weekly_traffic=False)
             for s in streams
-            if s.id in default_ids and can_access_stream_metadata(me, s, s.id in subscribed)
+            if s.id in default_ids and not me.is_guest
         ]
         _by_name(state["realm_default_streams"])
     if wanted("default_stream_groups"):
@@ -113,8 +114,6 @@ async def fetch_stream_state(
         _by_topic(state["user_topics"])
     if wanted("muted_topics"):
         state["muted_topics"] = await muted_topics_legacy(conn, me.id)
-    if wanted("realm_user_groups") or wanted("user_group"):
-        state["realm_user_groups"] = await get_user_group_dicts(conn, me.realm_id)
     return state
 
 
@@ -228,18 +227,6 @@ def _apply_user_topic(state: dict[str, Any], event: dict[str, Any]) -> None:
     _by_topic(state["user_topics"])
 
 
-def _apply_user_group(state: dict[str, Any], event: dict[str, Any]) -> None:
-    if "realm_user_groups" not in state:
-        return
-    for group in state["realm_user_groups"]:
-        if group["id"] != event.get("group_id"):
-            continue
-        if event["op"] == "add_members":
-            group["members"] = sorted(set(group["members"]) | set(event["user_ids"]))
-        elif event["op"] == "remove_members":
-            group["members"] = sorted(set(group["members"]) - set(event["user_ids"]))
-
-
 def apply_stream_event(
     state: dict[str, Any], event: dict[str, Any], *, include_subscribers: bool
 ) -> bool:
@@ -257,8 +244,6 @@ def apply_stream_event(
     elif kind == "muted_topics":
         if "muted_topics" in state:
             state["muted_topics"] = event["muted_topics"]
-    elif kind == "user_group":
-        _apply_user_group(state, event)
     else:
         return False
     return True

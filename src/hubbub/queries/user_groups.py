@@ -115,3 +115,83 @@ async def get_user_group_dicts(conn: AsyncConnection, realm_id: int) -> list[dic
         }
         for g in groups
     ]
+
+
+async def get_group_by_name(conn: AsyncConnection, realm_id: int, name: str) -> sa.Row[Any] | None:
+    result = await conn.execute(
+        sa.select(user_group).where(user_group.c.realm_id == realm_id, user_group.c.name == name)
+    )
+    return result.first()
+
+
+async def get_direct_member_ids(conn: AsyncConnection, group_id: int) -> list[int]:
+    rows = await conn.execute(
+        sa.select(user_group_membership.c.user_profile_id)
+        .where(user_group_membership.c.user_group_id == group_id)
+        .order_by(user_group_membership.c.user_profile_id)
+    )
+    return [user_id for (user_id,) in rows]
+
+
+async def get_group_member_ids(
+    conn: AsyncConnection, realm_id: int, group_id: int, *, direct_member_only: bool = False
+) -> list[int]:
+    """Members of the group; with ``direct_member_only`` false, also those of its
+    subgroups at any depth."""
+    if direct_member_only:
+        return await get_direct_member_ids(conn, group_id)
+    return sorted(await get_recursive_group_members(conn, realm_id, group_id))
+
+
+async def get_subgroup_ids(
+    conn: AsyncConnection, realm_id: int, group_id: int, *, direct_subgroup_only: bool = False
+) -> list[int]:
+    links = await _subgroup_links(conn, realm_id)
+    if direct_subgroup_only:
+        return sorted(sub for sup, sub in links if sup == group_id)
+    return sorted(_descendants(group_id, links) - {group_id})
+
+
+async def get_recursive_subgroup_ids(
+    conn: AsyncConnection, realm_id: int, group_ids: list[int]
+) -> set[int]:
+    """The groups and every group nested in them, at any depth."""
+    links = await _subgroup_links(conn, realm_id)
+    found: set[int] = set()
+    for group_id in group_ids:
+        found |= _descendants(group_id, links)
+    return found
+
+
+async def get_supergroup_ids(conn: AsyncConnection, group_id: int) -> list[int]:
+    rows = await conn.execute(
+        sa.select(group_group_membership.c.supergroup_id)
+        .where(group_group_membership.c.subgroup_id == group_id)
+        .order_by(group_group_membership.c.supergroup_id)
+    )
+    return [sup for (sup,) in rows]
+
+
+async def is_direct_member(conn: AsyncConnection, user_id: int, group_id: int) -> bool:
+    found = await conn.scalar(
+        sa.select(user_group_membership.c.user_group_id).where(
+            user_group_membership.c.user_group_id == group_id,
+            user_group_membership.c.user_profile_id == user_id,
+        )
+    )
+    return found is not None
+
+
+async def get_user_group_dict(conn: AsyncConnection, group: sa.Row[Any]) -> dict[str, Any]:
+    """One group as ``realm_user_groups`` and ``user_group``/``add`` events show it."""
+    return {
+        "id": group.id,
+        "name": group.name,
+        "description": group.description,
+        "members": await get_direct_member_ids(conn, group.id),
+        "direct_subgroup_ids": await get_subgroup_ids(
+            conn, group.realm_id, group.id, direct_subgroup_only=True
+        ),
+        "is_system_group": group.is_system_group,
+        "can_mention_group": group.can_mention_group_id,
+    }

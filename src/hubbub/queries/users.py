@@ -122,6 +122,16 @@ async def list_active_users(conn: AsyncConnection, realm_id: int) -> list[User]:
     return [User.from_row(row) for row in rows]
 
 
+async def active_user_ids(conn: AsyncConnection, realm_id: int) -> list[int]:
+    """The realm's active users (the audience of realm-wide events), in id order."""
+    rows = await conn.execute(
+        sa.select(user_profile.c.id)
+        .where(user_profile.c.realm_id == realm_id, user_profile.c.is_active)
+        .order_by(user_profile.c.id)
+    )
+    return list(rows.scalars())
+
+
 async def count_active_owners(conn: AsyncConnection, realm_id: int) -> int:
     return int(
         (

@@ -260,12 +260,11 @@ def _create_system_groups_for_existing_realms() -> None:
     for (realm_id,) in bind.execute(sa.text("SELECT id FROM realm")).all():
         ids = {}
         for name, description, _ in _GROUPS:
-            result = bind.execute(
-                sa.insert(groups).values(
-                    realm_id=realm_id, name=name, description=description, is_system_group=True
-                )
-            )
-            ids[name] = result.inserted_primary_key[0]  # type: ignore[index]
+            ids[name] = bind.execute(
+                sa.insert(groups)
+                .values(realm_id=realm_id, name=name, description=description, is_system_group=True)
+                .returning(groups.c.id)
+            ).scalar_one()
         bind.execute(
             sa.update(groups)
             .where(groups.c.realm_id == realm_id)

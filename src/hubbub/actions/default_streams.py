@@ -1,0 +1,62 @@
+"""The realm's default streams (new users join them): adding, removing, and the
+``default_streams`` event.
+
+As in Zulip 8.0, guests neither see the list (their ``realm_default_streams`` is empty)
+nor get its events; everyone else gets the whole list, sorted by name, on every change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+
+from hubbub.db.tables import default_stream
+from hubbub.models import Realm, Stream
+from hubbub.queries.streams import get_default_stream_ids, list_streams, stream_dict
+from hubbub.queries.users import list_active_users
+from hubbub.transaction import Tx
+
+
+async def notify_default_streams(tx: Tx, realm_id: int) -> None:
+    default_ids = set(await get_default_stream_ids(tx.conn, realm_id))
+    streams = sorted(
+        (s for s in await list_streams(tx.conn, realm_id) if s.id in default_ids),
+        key=lambda s: (s.name, s.id),
+    )
+    recipients = [u.id for u in await list_active_users(tx.conn, realm_id) if not u.is_guest]
+    tx.notify(
+        realm_id,
+        {
+            "type": "default_streams",
+            "default_streams": [stream_dict(s, weekly_traffic=False) for s in streams],
+        },
+        recipients,
+    )
+
+
+async def do_add_default_streams(tx: Tx, realm: Realm, streams: Sequence[Stream]) -> None:
+    """Make ``streams`` default streams; one event, and none when nothing changes (adding a
+    stream that already is one is not an error, as in Zulip)."""
+    current = set(await get_default_stream_ids(tx.conn, realm.id))
+    new_ids = sorted({s.id for s in streams} - current)
+    if not new_ids:
+        return
+    await tx.conn.execute(
+        sa.insert(default_stream), [{"realm_id": realm.id, "stream_id": i} for i in new_ids]
+    )
+    await notify_default_streams(tx, realm.id)
+
+
+async def do_remove_default_stream(
+    tx: Tx, realm: Realm, target: Stream, *, always_notify: bool = True
+) -> None:
+    """Zulip 8.0 neither refuses a stream that is not a default stream nor skips the event
+    for ``DELETE /default_streams``; ``always_notify=False`` sends it only on a change."""
+    result = await tx.conn.execute(
+        sa.delete(default_stream).where(
+            default_stream.c.realm_id == realm.id, default_stream.c.stream_id == target.id
+        )
+    )
+    if always_notify or result.rowcount:
+        await notify_default_streams(tx, realm.id)

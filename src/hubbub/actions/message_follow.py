@@ -1,0 +1,100 @@
+"""Topics followed or unmuted automatically when a message is sent (Zulip 8.0).
+
+- The sender, when subscribed and not a bot: ``automatically_follow_topics_policy``
+  (feature level 214) follows the topic on every message (1 "participation", 2 "send")
+  or when the message starts the topic (3 "initiation", the default); otherwise, in a
+  muted stream, ``automatically_unmute_topics_in_muted_streams_policy`` unmutes it by
+  the same rule (default 2). The sender's new policy is returned for the response's
+  ``automatic_new_visibility_policy`` (feature level 218).
+- Users mentioned by name (not by wildcard or group) who receive the message follow the
+  topic when ``automatically_follow_topics_where_mentioned`` is on (feature level 235).
+
+Each change goes through the ordinary user-topic action, so clients get the usual
+``muted_topics`` and ``user_topic`` events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import sqlalchemy as sa
+
+from hubbub.actions.user_topics import do_set_user_topic_visibility_policy
+from hubbub.db.tables import message
+from hubbub.models import Stream, User
+from hubbub.queries.streams import get_subscription
+from hubbub.queries.user_settings import get_user_settings
+from hubbub.queries.user_topics import VisibilityPolicy, get_user_topic
+from hubbub.queries.users import get_user_by_id
+from hubbub.transaction import Tx
+
+_PARTICIPATION, _SEND, _INITIATION = 1, 2, 3
+
+
+def _applies(policy: int, initiation: bool) -> bool:
+    return policy in (_PARTICIPATION, _SEND) or (policy == _INITIATION and initiation)
+
+
+async def _current(tx: Tx, user_id: int, target: Stream, topic: str) -> int:
+    row = await get_user_topic(tx.conn, user_id, target.id, topic)
+    return int(row.visibility_policy) if row is not None else VisibilityPolicy.INHERIT
+
+
+async def apply_automatic_policies(
+    tx: Tx,
+    sender: User,
+    target: Stream,
+    topic: str,
+    message_id: int,
+    recipient_id: int,
+    mentioned_ids: Iterable[int],
+    recipient_user_ids: set[int],
+    *,
+    now: float,
+) -> int | None:
+    """Change the policies; the sender's new policy, if it changed."""
+    result: int | None = None
+    sub = await get_subscription(tx.conn, sender.id, target.id)
+    if not sender.is_bot and sub is not None and sub.active:
+        earlier = (
+            await tx.conn.execute(
+                sa.select(message.c.id)
+                .where(
+                    message.c.recipient_id == recipient_id,
+                    sa.func.lower(message.c.topic) == topic.lower(),
+                    message.c.id != message_id,
+                )
+                .limit(1)
+            )
+        ).first()
+        initiation = earlier is None
+        settings = await get_user_settings(tx.conn, sender.id)
+        current = await _current(tx, sender.id, target, topic)
+        new: VisibilityPolicy | None = None
+        if _applies(settings["automatically_follow_topics_policy"], initiation):
+            if current != VisibilityPolicy.FOLLOWED:
+                new = VisibilityPolicy.FOLLOWED
+        elif (
+            sub.is_muted
+            and _applies(
+                settings["automatically_unmute_topics_in_muted_streams_policy"], initiation
+            )
+            and current not in (VisibilityPolicy.UNMUTED, VisibilityPolicy.FOLLOWED)
+        ):
+            new = VisibilityPolicy.UNMUTED
+        if new is not None:
+            await do_set_user_topic_visibility_policy(tx, sender, target, topic, new, now=now)
+            result = int(new)
+    for user_id in sorted(set(mentioned_ids) & recipient_user_ids - {sender.id}):
+        settings = await get_user_settings(tx.conn, user_id)
+        if not settings["automatically_follow_topics_where_mentioned"]:
+            continue
+        if await _current(tx, user_id, target, topic) == VisibilityPolicy.FOLLOWED:
+            continue
+        user = await get_user_by_id(tx.conn, sender.realm_id, user_id)
+        if user is None or user.is_bot:
+            continue
+        await do_set_user_topic_visibility_policy(
+            tx, user, target, topic, VisibilityPolicy.FOLLOWED, now=now
+        )
+    return result

@@ -1,0 +1,372 @@
+"""Sending a message (``POST /messages``): validation, rendering, the rows, the events.
+
+Behaviour follows Zulip 8.0:
+- content loses trailing whitespace and leading blank lines; what remains must not be
+  empty; past 10000 characters it is cut and ends with "\\n[message truncated]";
+- a stream message needs a non-empty topic, cut to 60 characters ending in "...";
+- one transaction writes the message and one ``user_message`` row per recipient; the
+  ``message`` events (one per distinct set of flags) are published after commit.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from hubbub.actions.message_follow import apply_automatic_policies
+from hubbub.actions.message_recipients import (
+    direct_recipient_id,
+    parse_direct_to,
+    parse_stream_to,
+    resolve_direct_recipients,
+    stream_recipient_id,
+)
+from hubbub.db.tables import message, muted_user, stream, user_message
+from hubbub.errors import (
+    JsonableError,
+    StreamDoesNotExistError,
+    StreamIdDoesNotExistError,
+    StreamWildcardMentionNotAllowedError,
+    TopicWildcardMentionNotAllowedError,
+)
+from hubbub.events.queues import MESSAGE_MARK
+from hubbub.markdown import RenderResult, render_markdown
+from hubbub.models import Realm, Stream, User
+from hubbub.permissions import wildcard_mention_allowed
+from hubbub.queries.alert_words import alert_words_in_realm
+from hubbub.queries.message_dicts import get_message_dicts
+from hubbub.queries.messages import (
+    GROUP_MENTIONED,
+    HAS_ALERT_WORD,
+    HISTORICAL,
+    IS_PRIVATE,
+    MENTIONED,
+    READ,
+    STREAM_WILDCARD_MENTIONED,
+    TOPIC_WILDCARD_MENTIONED,
+    flag_names,
+)
+from hubbub.queries.render_context import load_render_context
+from hubbub.queries.streams import get_stream_by_id, get_stream_by_name, get_subscriber_ids
+from hubbub.queries.user_dicts import avatar_url
+from hubbub.queries.user_groups import get_group_member_ids
+from hubbub.transaction import Tx
+
+MAX_MESSAGE_LENGTH = 10000
+MAX_TOPIC_LENGTH = 60
+TRUNCATED_SUFFIX = "\n[message truncated]"
+
+# Zulip's stream_post_policy values.
+POST_POLICY_EVERYONE = 1
+POST_POLICY_ADMINS = 2
+POST_POLICY_RESTRICT_NEW_MEMBERS = 3
+POST_POLICY_MODERATORS = 4
+
+# Clients that are a person typing (not an integration using the person's API key): their
+# messages start out read for the sender when ``read_by_sender`` is not given (Zulip's
+# heuristic; the parameter is feature level 236).
+_INTERACTIVE_CLIENTS = frozenset(
+    {
+        "website",
+        "zulipandroid",
+        "zulipios",
+        "zulipdesktop",
+        "zulipmobile",
+        "zulipelectron",
+        "zulipterminal",
+        "snipe",
+        "ios",
+        "android",
+    }
+)
+
+
+def default_read_by_sender(client_name: str) -> bool:
+    name = client_name.lower()
+    return name in _INTERACTIVE_CLIENTS or "desktop app" in name
+
+
+def normalize_content(content: str) -> str:
+    content = content.rstrip().lstrip("\n")
+    if not content:
+        raise JsonableError("Message must not be empty")
+    if "\x00" in content:
+        raise JsonableError("Message must not contain null bytes")
+    if len(content) > MAX_MESSAGE_LENGTH:
+        content = content[: MAX_MESSAGE_LENGTH - len(TRUNCATED_SUFFIX)] + TRUNCATED_SUFFIX
+    return content
+
+
+def normalize_topic(realm: Realm, topic: str | None) -> str:
+    if topic is None:
+        raise JsonableError("Missing topic")
+    topic = topic.strip()
+    if not topic:
+        raise JsonableError("Topic can't be empty!")
+    if len(topic) > MAX_TOPIC_LENGTH:
+        topic = topic[: MAX_TOPIC_LENGTH - 3] + "..."
+    if realm.setting("mandatory_topics") and topic == "(no topic)":
+        raise JsonableError("Topics are required in this organization")
+    return topic
+
+
+def check_stream_post_permission(sender: User, target: Stream) -> None:
+    policy = target.stream_post_policy
+    if policy == POST_POLICY_ADMINS and not sender.is_realm_admin:
+        raise JsonableError("Only organization administrators can send to this stream.")
+    if policy == POST_POLICY_MODERATORS and not sender.is_realm_admin and not sender.is_moderator:
+        raise JsonableError(
+            "Only organization administrators and moderators can send to this stream."
+        )
+    # hubbub's waiting period for full membership is 0 days, so only guests are "new".
+    if policy == POST_POLICY_RESTRICT_NEW_MEMBERS and sender.is_guest:
+        raise JsonableError("New members cannot send to this stream.")
+
+
+async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> tuple[Stream, bool]:
+    """The target stream and whether the sender is subscribed."""
+    if isinstance(to, int):
+        target = await get_stream_by_id(tx.conn, sender.realm_id, to)
+        if target is None or target.deactivated:
+            raise StreamIdDoesNotExistError(to)
+    else:
+        target = await get_stream_by_name(tx.conn, sender.realm_id, to)
+        if target is None or target.deactivated:
+            raise StreamDoesNotExistError(to)
+    check_stream_post_permission(sender, target)
+    subscribers = (await get_subscriber_ids(tx.conn, [target.id]))[target.id]
+    subscribed = sender.id in subscribers
+    # Public streams take anyone's messages but guests'; private streams (and guests
+    # everywhere but web-public streams) need a subscription.
+    if (target.invite_only or sender.is_guest) and not target.is_web_public and not subscribed:
+        raise JsonableError(f"Not authorized to send to stream '{target.name}'")
+    return target, subscribed
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    type: str  # "stream" or "direct"
+    to: str
+    topic: str | None
+    content: str
+    client_name: str
+    queue_id: str | None = None
+    local_id: str | None = None
+    read_by_sender: bool | None = None
+
+
+@dataclass(frozen=True)
+class SendResult:
+    message_id: int
+    # The sender's topic policy when sending changed it (feature level 218).
+    automatic_new_visibility_policy: int | None = None
+
+
+async def check_send_message(
+    tx: Tx, realm: Realm, sender: User, req: SendRequest, *, realm_url: str, now: float
+) -> SendResult:
+    """Validate and send."""
+    content = normalize_content(req.content)
+    target: Stream | None = None
+    sender_subscribed = True
+    subscriber_count = 0
+    if req.type == "stream":
+        topic = normalize_topic(realm, req.topic)
+        target, sender_subscribed = await access_stream_for_send(
+            tx, sender, parse_stream_to(req.to)
+        )
+        recipient_id = await stream_recipient_id(tx.conn, target.id)
+        user_ids = set((await get_subscriber_ids(tx.conn, [target.id]))[target.id])
+        subscriber_count = len(user_ids)
+    else:
+        topic = ""
+        people = await resolve_direct_recipients(tx.conn, sender, parse_direct_to(req.to))
+        # Direct messages "disabled" (2) still allow writing to bots and to oneself.
+        if realm.setting("private_message_policy") == 2 and not (
+            sender.is_bot or all(u.is_bot or u.id == sender.id for u in people)
+        ):
+            raise JsonableError("Direct messages are disabled in this organization.")
+        recipient_id = await direct_recipient_id(tx.conn, sender, people)
+        user_ids = {u.id for u in people}
+    user_ids.add(sender.id)
+
+    words = await alert_words_in_realm(tx.conn, realm.id)
+    words = {uid: w for uid, w in words.items() if uid in user_ids and uid != sender.id}
+    ctx = await load_render_context(
+        tx.conn,
+        realm,
+        sender,
+        realm_url=realm_url,
+        alert_words=[w for ws in words.values() for w in ws],
+    )
+    rendered = render_markdown(content, ctx)
+    if target is not None:
+        await check_wildcard_mentions(
+            tx, realm, sender, rendered, recipient_id, topic, subscriber_count
+        )
+
+    message_id = int(
+        (
+            await tx.conn.execute(
+                sa.insert(message)
+                .values(
+                    realm_id=realm.id,
+                    sender_id=sender.id,
+                    recipient_id=recipient_id,
+                    topic=topic,
+                    content=content,
+                    rendered_content=rendered.html,
+                    rendered_content_version=1,
+                    date_sent=now,
+                    sending_client=req.client_name[:30],
+                    has_attachment=rendered.has_attachment,
+                    has_image=rendered.has_image,
+                    has_link=rendered.has_link,
+                    is_me_message=content.startswith("/me "),
+                )
+                .returning(message.c.id)
+            )
+        ).scalar_one()
+    )
+
+    group_members: set[int] = set()
+    for group_id in rendered.mentioned_group_ids:
+        group_members.update(await get_group_member_ids(tx.conn, realm.id, group_id))
+    participants: set[int] = set()
+    if rendered.mentions_topic_wildcard and target is not None:
+        participants = await _topic_participants(tx, recipient_id, topic)
+    found_words = {w.lower() for w in rendered.alert_words}
+    muters = {
+        uid
+        for (uid,) in await tx.conn.execute(
+            sa.select(muted_user.c.user_profile_id).where(muted_user.c.muted_user_id == sender.id)
+        )
+    }
+    read_by_sender = (
+        default_read_by_sender(req.client_name)
+        if req.read_by_sender is None
+        else req.read_by_sender
+    )
+    flags: dict[int, int] = {}
+    for uid in sorted(user_ids):
+        value = 0
+        if uid == sender.id:
+            if read_by_sender:
+                value |= READ
+            if not sender_subscribed:
+                value |= HISTORICAL
+        if uid in rendered.mentioned_user_ids:
+            value |= MENTIONED
+        if rendered.mentions_stream_wildcard:
+            value |= STREAM_WILDCARD_MENTIONED
+        if uid in participants:
+            value |= TOPIC_WILDCARD_MENTIONED
+        if uid in group_members:
+            # Zulip counts a group mention as a mention of each member.
+            value |= GROUP_MENTIONED | MENTIONED
+        if uid in muters:
+            # Messages from a muted user arrive read (Zulip 4.0, feature level 48).
+            value |= READ
+        if any(w.lower() in found_words for w in words.get(uid, ())):
+            value |= HAS_ALERT_WORD
+        if target is None:
+            value |= IS_PRIVATE
+        flags[uid] = value
+    await tx.conn.execute(
+        sa.insert(user_message),
+        [
+            {"user_profile_id": uid, "message_id": message_id, "flags": f}
+            for uid, f in flags.items()
+        ],
+    )
+    if target is not None and target.first_message_id is None:
+        await tx.conn.execute(
+            sa.update(stream)
+            .where(stream.c.id == target.id, stream.c.first_message_id.is_(None))
+            .values(first_message_id=message_id)
+        )
+    await notify_new_message(tx, sender, message_id, content, flags, req)
+    policy = None
+    if target is not None:
+        policy = await apply_automatic_policies(
+            tx,
+            sender,
+            target,
+            topic,
+            message_id,
+            recipient_id,
+            rendered.mentioned_user_ids,
+            user_ids,
+            now=now,
+        )
+    return SendResult(message_id, policy)
+
+
+async def check_wildcard_mentions(
+    tx: Tx,
+    realm: Realm,
+    sender: User,
+    rendered: RenderResult,
+    recipient_id: int,
+    topic: str,
+    subscriber_count: int,
+) -> None:
+    """The realm's ``wildcard_mention_policy`` for large audiences (Zulip 8.0 enforces it for
+    topic wildcards too since feature level 229); raises before anything is written."""
+    policy = int(realm.setting("wildcard_mention_policy"))
+    if rendered.mentions_stream_wildcard and not wildcard_mention_allowed(
+        sender.role, policy, subscriber_count
+    ):
+        raise StreamWildcardMentionNotAllowedError()
+    if rendered.mentions_topic_wildcard:
+        audience = len(await _topic_participants(tx, recipient_id, topic))
+        if not wildcard_mention_allowed(sender.role, policy, audience):
+            raise TopicWildcardMentionNotAllowedError()
+
+
+async def _topic_participants(tx: Tx, recipient_id: int, topic: str) -> set[int]:
+    """Senders in the topic (the new message included): who ``@**topic**`` notifies."""
+    rows = await tx.conn.execute(
+        sa.select(message.c.sender_id)
+        .where(
+            message.c.recipient_id == recipient_id,
+            sa.func.lower(message.c.topic) == topic.lower(),
+        )
+        .distinct()
+    )
+    return {uid for (uid,) in rows}
+
+
+async def notify_new_message(
+    tx: Tx,
+    sender: User,
+    message_id: int,
+    raw_content: str,
+    flags: dict[int, int],
+    req: SendRequest,
+) -> None:
+    """One ``message`` event per distinct flags value. The event carries the rendered
+    form; the private mark gives each queue what it registered for (raw Markdown
+    without ``apply_markdown``, a null avatar with ``client_gravatar``, and
+    ``local_message_id`` for the queue that sent it)."""
+    item = (
+        await get_message_dicts(
+            tx.conn, sender, [message_id], apply_markdown=True, client_gravatar=False
+        )
+    )[message_id]
+    mark: dict[str, Any] = {
+        "raw_content": raw_content,
+        "gravatar": avatar_url(sender, client_gravatar=True) is None,
+        "sender_id": sender.id,
+        "queue_id": req.queue_id,
+        "local_id": req.local_id,
+    }
+    by_flags: dict[int, list[int]] = defaultdict(list)
+    for uid, value in flags.items():
+        by_flags[value].append(uid)
+    for value, uids in by_flags.items():
+        event = {"type": "message", "message": item, "flags": flag_names(value), MESSAGE_MARK: mark}
+        tx.notify(sender.realm_id, event, uids)

@@ -1,0 +1,145 @@
+"""Setting a user's status (text and emoji) and the deprecated ``away`` flag.
+
+Behaviour follows Zulip 8.0 (zerver/views/presence.py, zerver/actions/user_status.py):
+- only the parameters passed change; passing none of ``status_text``, ``away`` and
+  ``emoji_name`` is "Client did not pass any new values.";
+- ``emoji_name`` "" clears the emoji; a name without code or type is looked up;
+  ``emoji_code``/``reaction_type`` without ``emoji_name`` is an error;
+- ``away`` sets ``presence_enabled`` to its inverse (feature level 148), with that
+  setting's own events and the presence update that follows it;
+- every request, even one that changes nothing, stores the time and sends a
+  ``user_status`` event with the fields passed to every active user of the realm.
+
+Emoji are checked against Zulip's Unicode emoji names (hubbub.markdown.emoji) and the
+``zulip`` extra emoji. hubbub has no custom (realm) emoji yet, so ``realm_emoji`` is always
+"Invalid custom emoji.", and a name that is not a Unicode emoji or ``zulip`` does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hubbub.actions.presence import do_presence_enabled_changed
+from hubbub.db.dialects import for_name
+from hubbub.db.tables import user_status
+from hubbub.errors import JsonableError
+from hubbub.markdown.emoji import code_for_name, name_for_code
+from hubbub.models import Realm, User
+from hubbub.queries.user_status import REALM_EMOJI, UNICODE_EMOJI, ZULIP_EXTRA_EMOJI
+from hubbub.queries.users import active_user_ids
+from hubbub.transaction import Tx
+
+
+def emoji_data_for_name(name: str) -> tuple[str, str]:
+    """(emoji_code, reaction_type) of an emoji named ``name`` (Zulip's get_emoji_data)."""
+    if name == "zulip":
+        return "zulip", ZULIP_EXTRA_EMOJI
+    code = code_for_name(name)
+    if code is None:
+        raise JsonableError(f"Emoji '{name}' does not exist")
+    return code, UNICODE_EMOJI
+
+
+def check_emoji(name: str, code: str, reaction_type: str) -> None:
+    """Zulip's check_emoji_request, with Zulip's messages."""
+    if reaction_type == REALM_EMOJI:
+        # No custom emoji exist in hubbub yet, so no code can name one.
+        raise JsonableError("Invalid custom emoji.")
+    if reaction_type == ZULIP_EXTRA_EMOJI:
+        if code != "zulip":
+            raise JsonableError("Invalid emoji code.")
+        if name != code:
+            raise JsonableError("Invalid emoji name.")
+    elif reaction_type == UNICODE_EMOJI:
+        if name_for_code(code) is None:
+            raise JsonableError("Invalid emoji code.")
+        if code_for_name(name) != code:
+            raise JsonableError("Invalid emoji name.")
+    else:
+        raise JsonableError("Invalid emoji type.")
+
+
+async def do_update_user_status(
+    tx: Tx,
+    realm: Realm,
+    user: User,
+    *,
+    away: bool | None,
+    status_text: str | None,
+    emoji_name: str | None,
+    emoji_code: str | None,
+    reaction_type: str | None,
+    now: float,
+) -> None:
+    if away is not None:
+        # Imported here: the settings actions import much of the user machinery.
+        from hubbub.actions.user_settings import do_change_user_settings
+
+        await do_change_user_settings(tx, user, {"presence_enabled": not away})
+        await do_presence_enabled_changed(tx, realm, user, not away, now=now)
+
+    changes: dict[str, Any] = {"timestamp": now}
+    if status_text is not None:
+        changes["status_text"] = status_text
+    if emoji_name is not None:
+        changes["emoji_name"] = emoji_name
+        if emoji_code is not None:
+            changes["emoji_code"] = emoji_code
+        if reaction_type is not None:
+            changes["reaction_type"] = reaction_type
+    statement = for_name(tx.conn.dialect.name).insert(user_status)
+    await tx.conn.execute(
+        statement.values(
+            user_profile_id=user.id, realm_id=user.realm_id, **changes
+        ).on_conflict_do_update(index_elements=["user_profile_id"], set_=changes)
+    )
+
+    event: dict[str, Any] = {"type": "user_status", "user_id": user.id}
+    if away is not None:
+        event["away"] = away
+    if status_text is not None:
+        event["status_text"] = status_text
+    if emoji_name is not None:
+        event.update(emoji_name=emoji_name, emoji_code=emoji_code, reaction_type=reaction_type)
+    tx.notify(user.realm_id, event, await active_user_ids(tx.conn, user.realm_id))
+
+
+async def check_update_user_status(
+    tx: Tx,
+    realm: Realm,
+    user: User,
+    *,
+    away: bool | None,
+    status_text: str | None,
+    emoji_name: str | None,
+    emoji_code: str | None,
+    reaction_type: str | None,
+    now: float,
+) -> None:
+    """``POST /users/me/status``; ``status_text`` arrives stripped and at most 60 long."""
+    if away is None and status_text is None and emoji_name is None:
+        raise JsonableError("Client did not pass any new values.")
+    if emoji_name == "":
+        # Clearing the emoji clears its code and type too.
+        emoji_code, reaction_type = "", UNICODE_EMOJI
+    elif emoji_name is not None:
+        if emoji_code is None or reaction_type is None:
+            found_code, found_type = emoji_data_for_name(emoji_name)
+            emoji_code = found_code if emoji_code is None else emoji_code
+            reaction_type = found_type if reaction_type is None else reaction_type
+        check_emoji(emoji_name, emoji_code, reaction_type)
+    elif emoji_code or reaction_type:
+        raise JsonableError(
+            "Client must pass emoji_name if they pass either emoji_code or reaction_type."
+        )
+    await do_update_user_status(
+        tx,
+        realm,
+        user,
+        away=away,
+        status_text=status_text,
+        emoji_name=emoji_name,
+        emoji_code=emoji_code,
+        reaction_type=reaction_type,
+        now=now,
+    )

@@ -1,0 +1,153 @@
+"""``GET /messages`` (a window of a narrow) and ``GET /messages/matches_narrow``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.params import Param
+from hubbub.db.tables import message
+from hubbub.errors import JsonableError, MissingArgumentError
+from hubbub.narrow import parse_narrow
+from hubbub.narrow_sql import build_narrow_query
+from hubbub.queries.message_fetch import (
+    MAX_MESSAGES_PER_FETCH,
+    fetch_window,
+    first_unread_anchor,
+    message_objects,
+    parse_anchor,
+)
+from hubbub.search import highlight_html, highlight_topic
+
+
+def _non_negative(name: str, value: int) -> int:
+    if value < 0:
+        raise JsonableError(f"Bad value for '{name}': {value}")
+    return value
+
+
+@endpoint("GET", "/messages")
+async def get_messages(
+    req: ApiRequest,
+    *,
+    anchor: Annotated[str | None, Param(json=False)] = None,
+    include_anchor: bool = True,
+    num_before: int | None = None,
+    num_after: int | None = None,
+    narrow: list[Any] | None = None,
+    client_gravatar: bool = True,
+    apply_markdown: bool = True,
+    use_first_unread_anchor: bool = False,
+    message_ids: list[int] | None = None,
+) -> Payload:
+    """Get messages"""
+    if message_ids is not None:
+        # The issue asks for ``message_ids`` (Zulip documents it from feature level 300):
+        # exactly these messages, as far as the caller may read them and they match the
+        # narrow, instead of a window around an anchor.
+        window_params = {
+            "anchor": anchor is not None,
+            "num_before": num_before is not None,
+            "num_after": num_after is not None,
+            "use_first_unread_anchor": use_first_unread_anchor,
+        }
+        clashing = [name for name, given in window_params.items() if given]
+        if clashing:
+            raise JsonableError(
+                "Unsupported parameter combination: " + ", ".join(["message_ids", *clashing])
+            )
+        return await _get_messages_by_id(
+            req, message_ids, narrow, apply_markdown=apply_markdown, client_gravatar=client_gravatar
+        )
+    if num_before is None:
+        raise MissingArgumentError("num_before")
+    if num_after is None:
+        raise MissingArgumentError("num_after")
+    _non_negative("num_before", num_before)
+    _non_negative("num_after", num_after)
+    if num_before + num_after > MAX_MESSAGES_PER_FETCH:
+        raise JsonableError(f"Too many messages requested (maximum {MAX_MESSAGES_PER_FETCH}).")
+    anchor_id = parse_anchor(anchor, use_first_unread_anchor)
+    terms = parse_narrow(narrow)
+    async with req.services.db.read() as conn:
+        query = await build_narrow_query(conn, req.me, terms)
+        if anchor_id is None:
+            anchor_id = await first_unread_anchor(conn, query)
+        window = await fetch_window(
+            conn,
+            query,
+            anchor_id,
+            include_anchor=include_anchor,
+            num_before=num_before,
+            num_after=num_after,
+        )
+        messages = await message_objects(
+            conn,
+            req.me,
+            query,
+            window.rows,
+            apply_markdown=apply_markdown,
+            client_gravatar=client_gravatar,
+        )
+    return {
+        "anchor": anchor_id,
+        "found_anchor": window.found_anchor,
+        "found_oldest": window.found_oldest,
+        "found_newest": window.found_newest,
+        # Zulip limits history only on plans with a message limit; hubbub has none.
+        "history_limited": False,
+        "messages": messages,
+    }
+
+
+async def _get_messages_by_id(
+    req: ApiRequest,
+    message_ids: list[int],
+    narrow: list[Any] | None,
+    *,
+    apply_markdown: bool,
+    client_gravatar: bool,
+) -> Payload:
+    terms = parse_narrow(narrow)
+    async with req.services.db.read() as conn:
+        query = await build_narrow_query(conn, req.me, terms)
+        # Readable history counts as it does for GET /messages/{id}.
+        query.include_history = True
+        rows = await conn.execute(
+            query.select(message.c.id, query.flags().label("flags"))
+            .where(message.c.id.in_(message_ids))
+            .order_by(message.c.id)
+        )
+        messages = await message_objects(
+            conn,
+            req.me,
+            query,
+            [(r.id, int(r.flags)) for r in rows],
+            apply_markdown=apply_markdown,
+            client_gravatar=client_gravatar,
+        )
+    return {"history_limited": False, "messages": messages}
+
+
+@endpoint("GET", "/messages/matches_narrow")
+async def messages_match_narrow(
+    req: ApiRequest, *, msg_ids: list[int], narrow: list[Any]
+) -> Payload:
+    """Check if messages match a narrow"""
+    terms = parse_narrow(narrow)
+    async with req.services.db.read() as conn:
+        query = await build_narrow_query(conn, req.me, terms)
+        # As Zulip: only messages the user received (has a row for), never stream history.
+        query.include_history = False
+        rows = await conn.execute(
+            query.select(message.c.id, message.c.rendered_content, message.c.topic).where(
+                message.c.id.in_(msg_ids)
+            )
+        )
+        found: dict[str, Any] = {}
+        for row in rows:
+            found[str(row.id)] = {
+                "match_content": highlight_html(row.rendered_content or "", query.search_queries),
+                "match_subject": highlight_topic(row.topic, query.search_queries),
+            }
+    return {"messages": found}

@@ -1,0 +1,85 @@
+"""Sending one message (``POST /messages``), fetching one (``GET /messages/{message_id}``)
+and previewing a rendering (``POST /messages/render``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from hubbub.actions.send_message import SendRequest, check_send_message
+from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.params import Param, PathInt
+from hubbub.api.urls import realm_url
+from hubbub.errors import JsonableError
+from hubbub.markdown import render_markdown
+from hubbub.queries.message_dicts import get_message_dicts
+from hubbub.queries.messages import access_message, get_raw_content
+from hubbub.queries.render_context import load_render_context
+
+# "private" is the pre-feature-level-174 name of "direct"; "channel" is the name newer
+# clients (Zulip 9.0, feature level 248) send for "stream", accepted for them.
+_MESSAGE_TYPES = {"stream": "stream", "channel": "stream", "direct": "direct", "private": "direct"}
+
+
+@endpoint("POST", "/messages")
+async def send_message(
+    req: ApiRequest,
+    *,
+    type: str,
+    to: Annotated[str, Param(json=False)],
+    content: str,
+    topic: Annotated[str | None, Param(aliases=("subject",))] = None,
+    queue_id: str | None = None,
+    local_id: str | None = None,
+    read_by_sender: bool | None = None,
+) -> Payload:
+    """Send a message"""
+    kind = _MESSAGE_TYPES.get(type)
+    if kind is None:
+        raise JsonableError("Invalid message type")
+    request = SendRequest(
+        type=kind,
+        to=to,
+        topic=topic,
+        content=content,
+        client_name=req.client_name,
+        queue_id=queue_id,
+        local_id=local_id,
+        read_by_sender=read_by_sender,
+    )
+    async with req.services.write() as tx:
+        result = await check_send_message(
+            tx,
+            req.my_realm,
+            req.me,
+            request,
+            realm_url=realm_url(req),
+            now=req.services.clock.now(),
+        )
+    payload: Payload = {"id": result.message_id}
+    if result.automatic_new_visibility_policy is not None:
+        payload["automatic_new_visibility_policy"] = result.automatic_new_visibility_policy
+    return payload
+
+
+@endpoint("GET", "/messages/{message_id:int}")
+async def get_message(
+    req: ApiRequest, *, message_id: PathInt, apply_markdown: bool = True
+) -> Payload:
+    """Fetch a single message"""
+    async with req.services.db.read() as conn:
+        found = await access_message(conn, req.me, message_id)
+        items = await get_message_dicts(
+            conn, req.me, [found.id], apply_markdown=apply_markdown, client_gravatar=False
+        )
+        raw = await get_raw_content(conn, found.id)
+    item = {**items[found.id], "flags": found.flag_names}
+    # The top-level raw_content is deprecated since feature level 120 but still sent.
+    return {"raw_content": raw, "message": item}
+
+
+@endpoint("POST", "/messages/render")
+async def render_message(req: ApiRequest, *, content: str) -> Payload:
+    """Render a message"""
+    async with req.services.db.read() as conn:
+        ctx = await load_render_context(conn, req.my_realm, req.me, realm_url=realm_url(req))
+    return {"rendered": render_markdown(content, ctx).html}

@@ -1,0 +1,251 @@
+"""``/users/me/subscriptions``: list, subscribe (creating streams), unsubscribe; and
+``GET /users/{user_id}/subscriptions/{stream_id}``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.actions.default_streams import do_add_default_streams
+from hubbub.actions.streams import (
+    StreamOptions,
+    bulk_add_subscriptions,
+    bulk_remove_subscriptions,
+    can_remove_subscribers,
+    check_can_remove_subscribers_group,
+    check_create_stream_permission,
+    check_stream_description,
+    check_stream_name,
+    check_stream_post_policy,
+    do_create_stream,
+    parse_message_retention_days,
+)
+from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.params import Param, PathInt
+from hubbub.errors import JsonableError
+from hubbub.models import Stream, User
+from hubbub.permissions import has_policy_permission
+from hubbub.queries.streams import (
+    access_stream_by_id,
+    access_stream_by_name,
+    can_access_subscribers,
+    get_stream_by_name,
+    get_subscriber_ids,
+    get_subscription,
+    is_subscribed,
+    list_streams,
+    list_user_subscriptions,
+    subscription_dict,
+)
+from hubbub.queries.users import access_user_by_email, access_user_by_id
+
+
+async def _principal_users(
+    conn: AsyncConnection, me: User, principals: list[str] | list[int] | None
+) -> list[User]:
+    """The users named by ``principals`` (emails or ids; Zulip accepts either), or the
+    caller when none are given."""
+    if principals is None:
+        return [me]
+    if not principals:
+        raise JsonableError("Principals cannot be empty")
+    users: dict[int, User] = {}
+    for principal in principals:
+        if isinstance(principal, int):
+            user = await access_user_by_id(conn, me.realm_id, principal, allow_deactivated=True)
+        else:
+            user = await access_user_by_email(conn, me.realm_id, principal)
+        if not user.is_active:
+            raise JsonableError("No such user")
+        users[user.id] = user
+    return list(users.values())
+
+
+@endpoint("GET", "/users/me/subscriptions")
+async def get_subscriptions(req: ApiRequest, *, include_subscribers: bool = False) -> Payload:
+    """Get subscribed streams"""
+    async with req.services.db.read() as conn:
+        streams = {s.id: s for s in await list_streams(conn, req.my_realm.id)}
+        subs = [
+            sub
+            for sub in await list_user_subscriptions(conn, req.me.id)
+            if sub.active and sub.stream_id in streams
+        ]
+        subscribers = (
+            await get_subscriber_ids(conn, [sub.stream_id for sub in subs])
+            if include_subscribers
+            else {}
+        )
+    result = [
+        subscription_dict(
+            streams[sub.stream_id], sub, subscribers[sub.stream_id] if include_subscribers else None
+        )
+        for sub in subs
+    ]
+    result.sort(key=lambda s: (s["name"], s["stream_id"]))
+    return {"subscriptions": result}
+
+
+def _check_subscription_requests(requests: list[Any]) -> list[tuple[str, str]]:
+    """``[{"name": ..., "description": ...}]`` → checked (name, description) pairs."""
+    checked = []
+    for index, entry in enumerate(requests):
+        if not isinstance(entry, dict):
+            raise JsonableError(f"subscriptions[{index}] is not a dict")
+        if "name" not in entry:
+            raise JsonableError(f"subscriptions[{index}] key is missing: name")
+        name, description = entry["name"], entry.get("description", "")
+        if not isinstance(name, str):
+            raise JsonableError(f'subscriptions[{index}]["name"] is not a string')
+        if not isinstance(description, str):
+            raise JsonableError(f'subscriptions[{index}]["description"] is not a string')
+        checked.append((check_stream_name(name), check_stream_description(description)))
+    return checked
+
+
+def _may_subscribe(user: User, target: Stream, subscribed: bool) -> bool:
+    """Whether ``user`` may add subscribers to ``target`` (themselves or others)."""
+    if subscribed or user.is_realm_admin:
+        return True
+    if user.is_guest:
+        return target.is_web_public
+    return not target.invite_only
+
+
+@endpoint("POST", "/users/me/subscriptions")
+async def add_subscriptions(
+    req: ApiRequest,
+    *,
+    subscriptions: list[Any],
+    principals: list[str] | list[int] | None = None,
+    authorization_errors_fatal: bool = True,
+    announce: bool = False,
+    invite_only: bool = False,
+    is_web_public: bool = False,
+    is_default_stream: bool = False,
+    history_public_to_subscribers: bool | None = None,
+    stream_post_policy: int = 1,
+    message_retention_days: Annotated[str | None, Param(json=False)] = None,
+    can_remove_subscribers_group: Annotated[
+        int | None, Param(aliases=("can_remove_subscribers_group_id",))
+    ] = None,
+) -> Payload:
+    """Subscribe to a stream"""
+    me, realm = req.me, req.my_realm
+    requests = _check_subscription_requests(subscriptions)
+    check_stream_post_policy(stream_post_policy)
+    retention = (
+        parse_message_retention_days(message_retention_days, me)
+        if message_retention_days is not None
+        else None
+    )
+    # `announce` would have the notification bot post about new streams; hubbub has no
+    # announcement stream configured (realm_notifications_stream_id is -1), so there is
+    # nowhere to post, as on a Zulip realm without one.
+    del announce
+    async with req.services.write() as tx:
+        users = await _principal_users(tx.conn, me, principals)
+        if any(u.id != me.id for u in users) and not has_policy_permission(
+            me, realm.setting("invite_to_stream_policy")
+        ):
+            raise JsonableError("Insufficient permission")
+        group_id = (
+            await check_can_remove_subscribers_group(
+                tx.conn, realm.id, can_remove_subscribers_group
+            )
+            if can_remove_subscribers_group is not None
+            else None
+        )
+        existing: list[Stream] = []
+        unauthorized: list[str] = []
+        to_create: list[tuple[str, str]] = []
+        for name, description in requests:
+            found = await get_stream_by_name(tx.conn, realm.id, name)
+            if found is None:
+                if all(name.lower() != n.lower() for n, _ in to_create):
+                    to_create.append((name, description))
+            elif not _may_subscribe(me, found, await is_subscribed(tx.conn, me.id, found.id)):
+                unauthorized.append(found.name)
+            elif found not in existing:
+                existing.append(found)
+        if unauthorized and authorization_errors_fatal:
+            raise JsonableError(f"Unable to access stream ({unauthorized[0]}).")
+        if to_create:
+            check_create_stream_permission(
+                me,
+                realm,
+                invite_only=invite_only,
+                is_web_public=is_web_public,
+                web_public_enabled=req.services.settings.web_public_streams_enabled,
+            )
+            if is_default_stream and not me.is_realm_admin:
+                raise JsonableError("Must be an organization administrator")
+        options = StreamOptions(
+            invite_only=invite_only,
+            is_web_public=is_web_public,
+            history_public_to_subscribers=history_public_to_subscribers,
+            stream_post_policy=stream_post_policy,
+            message_retention_days=retention,
+            can_remove_subscribers_group_id=group_id,
+            is_default_stream=is_default_stream,
+        )
+        created = [
+            await do_create_stream(
+                tx, realm, name, options, description=description, now=req.services.clock.now()
+            )
+            for name, description in to_create
+        ]
+        if is_default_stream and created:
+            await do_add_default_streams(tx, realm, created)
+        result = await bulk_add_subscriptions(tx, realm, existing + created, users)
+    subscribed: dict[str, list[str]] = {}
+    for user, target in result.subscribed:
+        subscribed.setdefault(user.email, []).append(target.name)
+    already: dict[str, list[str]] = {}
+    for user, target in result.already_subscribed:
+        already.setdefault(user.email, []).append(target.name)
+    payload: Payload = {"subscribed": subscribed, "already_subscribed": already}
+    if not authorization_errors_fatal:
+        payload["unauthorized"] = unauthorized
+    return payload
+
+
+@endpoint("DELETE", "/users/me/subscriptions")
+async def remove_subscriptions(
+    req: ApiRequest, *, subscriptions: list[str], principals: list[str] | list[int] | None = None
+) -> Payload:
+    """Unsubscribe from a stream"""
+    me, realm = req.me, req.my_realm
+    async with req.services.write() as tx:
+        users = await _principal_users(tx.conn, me, principals)
+        streams: list[Stream] = []
+        for name in subscriptions:
+            found = await access_stream_by_name(tx.conn, me, name.strip())
+            if found not in streams:
+                streams.append(found)
+        if any(u.id != me.id for u in users):
+            for target in streams:
+                if not await can_remove_subscribers(tx.conn, me, target):
+                    raise JsonableError("Insufficient permission")
+        removed, not_removed = await bulk_remove_subscriptions(tx, realm, streams, users)
+    return {
+        "removed": [target.name for _, target in removed],
+        "not_removed": [target.name for _, target in not_removed],
+    }
+
+
+@endpoint("GET", "/users/{user_id:int}/subscriptions/{stream_id:int}")
+async def get_subscription_status(
+    req: ApiRequest, *, user_id: PathInt, stream_id: PathInt
+) -> Payload:
+    """Get subscription status"""
+    async with req.services.db.read() as conn:
+        target_user = await access_user_by_id(
+            conn, req.my_realm.id, user_id, allow_deactivated=True
+        )
+        target, own_sub = await access_stream_by_id(conn, req.me, stream_id)
+        if not can_access_subscribers(req.me, target, own_sub is not None and own_sub.active):
+            raise JsonableError("Invalid stream ID")
+        sub = await get_subscription(conn, target_user.id, target.id)
+    return {"is_subscribed": sub is not None and sub.active and target_user.is_active}

@@ -1,0 +1,24 @@
+"""What a ``/register`` state fetch knows about its client, shared by every state part."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hubbub.models import Realm, User
+
+
+@dataclass(frozen=True)
+class StateContext:
+    me: User
+    realm: Realm
+    # Whether the client asked for the state of this event type (``fetch_event_types``).
+    wanted: Callable[[str], bool]
+    client_gravatar: bool = False
+    include_subscribers: bool = False
+    # ``presences`` keyed by user id (True) or, for old clients, by email (False).
+    slim_presence: bool = False
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    # The services' clock at the fetch (``server_timestamp``, presence's two-week window).
+    now: float | None = None

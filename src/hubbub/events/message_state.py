@@ -1,0 +1,310 @@
+"""/register state about messages: ``max_message_id``, ``unread_msgs``,
+``starred_messages`` and ``recent_private_conversations``, and how ``message`` events
+update them.
+
+Shapes follow Zulip 8.0: ``unread_msgs`` groups unread message ids (ascending) by
+conversation, in the order of each conversation's oldest unread message; ``count``
+leaves out messages in muted streams and topics (a followed or unmuted topic of a muted
+stream counts); ``mentions`` leaves out wildcard mentions in muted streams and topics;
+``old_unreads_missing`` is true when more than 50000 unread messages exist (only the
+newest are listed). ``recent_private_conversations`` covers the newest 1000 direct
+messages, newest conversation first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.db.tables import (
+    message,
+    recipient,
+    subscription,
+    user_message,
+    user_topic,
+)
+from hubbub.events.context import StateContext
+from hubbub.queries.message_dicts import (
+    RECIPIENT_DIRECT_MESSAGE_GROUP,
+    RECIPIENT_PERSONAL,
+    RECIPIENT_STREAM,
+    get_direct_message_group_members,
+)
+from hubbub.queries.messages import (
+    IS_PRIVATE,
+    MENTIONED,
+    READ,
+    STARRED,
+    STREAM_WILDCARD_MENTIONED,
+    TOPIC_WILDCARD_MENTIONED,
+    max_message_id_for_user,
+)
+
+MAX_UNREAD_MESSAGES = 50000
+MAX_RECENT_PRIVATE_MESSAGES = 1000
+# user_topic visibility policies.
+_MUTED, _UNMUTED, _FOLLOWED = 1, 2, 3
+
+
+def _is_muted(
+    stream_id: int, topic: str, muted_streams: set[int], policies: dict[tuple[int, str], int]
+) -> bool:
+    policy = policies.get((stream_id, topic.lower()))
+    if policy == _MUTED:
+        return True
+    if policy in (_UNMUTED, _FOLLOWED):
+        return False
+    return stream_id in muted_streams
+
+
+async def _mute_data(
+    conn: AsyncConnection, user_id: int
+) -> tuple[set[int], dict[tuple[int, str], int]]:
+    muted = {
+        sid
+        for (sid,) in await conn.execute(
+            sa.select(subscription.c.stream_id).where(
+                subscription.c.user_profile_id == user_id, subscription.c.is_muted
+            )
+        )
+    }
+    policies = {
+        (r.stream_id, r.topic_name.lower()): r.visibility_policy
+        for r in await conn.execute(
+            sa.select(
+                user_topic.c.stream_id, user_topic.c.topic_name, user_topic.c.visibility_policy
+            ).where(user_topic.c.user_profile_id == user_id)
+        )
+    }
+    return muted, policies
+
+
+async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
+    rows = list(
+        await conn.execute(
+            sa.select(
+                user_message.c.message_id,
+                user_message.c.flags,
+                message.c.sender_id,
+                message.c.topic,
+                recipient.c.type,
+                recipient.c.type_id,
+            )
+            .join(message, message.c.id == user_message.c.message_id)
+            .join(recipient, recipient.c.id == message.c.recipient_id)
+            .where(
+                user_message.c.user_profile_id == user_id, user_message.c.flags.op("&")(READ) == 0
+            )
+            .order_by(user_message.c.message_id.desc())
+            .limit(MAX_UNREAD_MESSAGES + 1)
+        )
+    )
+    missing = len(rows) > MAX_UNREAD_MESSAGES
+    rows = sorted(rows[:MAX_UNREAD_MESSAGES], key=lambda r: r.message_id)
+    muted, policies = await _mute_data(conn, user_id)
+    members = await get_direct_message_group_members(
+        conn, {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
+    )
+    state: dict[str, Any] = {
+        "pms": [],
+        "streams": [],
+        "huddles": [],
+        "mentions": [],
+        "count": 0,
+        "old_unreads_missing": missing,
+    }
+    for r in rows:
+        info: dict[str, Any] = {"id": r.message_id, "sender_id": r.sender_id}
+        if r.type == RECIPIENT_STREAM:
+            info.update(type="stream", stream_id=r.type_id, topic=r.topic)
+        elif r.type == RECIPIENT_PERSONAL:
+            other = r.sender_id if r.sender_id != user_id else r.type_id
+            info.update(type="private", other_user_id=other)
+        else:
+            info.update(type="huddle", user_ids=sorted(members[r.type_id]))
+        _add_unread(state, info, int(r.flags), muted, policies)
+    return state
+
+
+def _add_unread(
+    state: dict[str, Any],
+    info: dict[str, Any],
+    flags: int,
+    muted: set[int],
+    policies: dict[tuple[int, str], int],
+) -> None:
+    """Add one unread message to an ``unread_msgs`` state."""
+    message_id = info["id"]
+    is_muted = False
+    if info["type"] == "stream":
+        is_muted = _is_muted(info["stream_id"], info["topic"], muted, policies)
+        entry = next(
+            (
+                e
+                for e in state["streams"]
+                if e["stream_id"] == info["stream_id"] and e["topic"] == info["topic"]
+            ),
+            None,
+        )
+        if entry is None:
+            entry = {
+                "stream_id": info["stream_id"],
+                "topic": info["topic"],
+                "unread_message_ids": [],
+            }
+            state["streams"].append(entry)
+    elif info["type"] == "private":
+        other = info["other_user_id"]
+        entry = next((e for e in state["pms"] if e["other_user_id"] == other), None)
+        if entry is None:
+            # ``sender_id`` is the deprecated (feature level 119) name of other_user_id.
+            entry = {"other_user_id": other, "sender_id": other, "unread_message_ids": []}
+            state["pms"].append(entry)
+    else:
+        key = ",".join(str(uid) for uid in info["user_ids"])
+        entry = next((e for e in state["huddles"] if e["user_ids_string"] == key), None)
+        if entry is None:
+            entry = {"user_ids_string": key, "unread_message_ids": []}
+            state["huddles"].append(entry)
+    if message_id in entry["unread_message_ids"]:
+        return
+    entry["unread_message_ids"].append(message_id)
+    entry["unread_message_ids"].sort()
+    if not is_muted:
+        state["count"] += 1
+    wildcard = flags & (STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED)
+    if flags & MENTIONED or (wildcard and not is_muted):
+        state["mentions"].append(message_id)
+        state["mentions"].sort()
+
+
+async def _recent_private_conversations(
+    conn: AsyncConnection, user_id: int
+) -> list[dict[str, Any]]:
+    rows = list(
+        await conn.execute(
+            sa.select(
+                user_message.c.message_id,
+                message.c.sender_id,
+                recipient.c.type,
+                recipient.c.type_id,
+            )
+            .join(message, message.c.id == user_message.c.message_id)
+            .join(recipient, recipient.c.id == message.c.recipient_id)
+            .where(
+                user_message.c.user_profile_id == user_id,
+                user_message.c.flags.op("&")(IS_PRIVATE) != 0,
+            )
+            .order_by(user_message.c.message_id.desc())
+            .limit(MAX_RECENT_PRIVATE_MESSAGES)
+        )
+    )
+    members = await get_direct_message_group_members(
+        conn, {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
+    )
+    latest: dict[tuple[int, ...], int] = {}
+    for r in rows:
+        if r.type == RECIPIENT_PERSONAL:
+            people = {r.sender_id, r.type_id}
+        else:
+            people = set(members[r.type_id])
+        key = tuple(sorted(people - {user_id}))
+        latest[key] = max(latest.get(key, 0), int(r.message_id))
+    return _sorted_conversations(latest)
+
+
+def _sorted_conversations(latest: dict[tuple[int, ...], int]) -> list[dict[str, Any]]:
+    return [
+        {"max_message_id": mid, "user_ids": list(key)}
+        for key, mid in sorted(latest.items(), key=lambda kv: -kv[1])
+    ]
+
+
+async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:
+    state: dict[str, Any] = {}
+    me = ctx.me.id
+    if ctx.wanted("message"):
+        state["max_message_id"] = await max_message_id_for_user(conn, me)
+    if ctx.wanted("message") and ctx.wanted("update_message_flags"):
+        state["unread_msgs"] = await _unread_msgs(conn, me)
+    if ctx.wanted("starred_messages"):
+        state["starred_messages"] = [
+            mid
+            for (mid,) in await conn.execute(
+                sa.select(user_message.c.message_id)
+                .where(
+                    user_message.c.user_profile_id == me,
+                    user_message.c.flags.op("&")(STARRED) != 0,
+                )
+                .order_by(user_message.c.message_id)
+            )
+        ]
+    if ctx.wanted("recent_private_conversations"):
+        state["recent_private_conversations"] = await _recent_private_conversations(conn, me)
+    return state
+
+
+def _state_mute_data(state: dict[str, Any]) -> tuple[set[int], dict[tuple[int, str], int]]:
+    """Mute settings as a client knows them from its own state (absent: nothing muted)."""
+    muted = {s["stream_id"] for s in state.get("subscriptions", ()) if s.get("is_muted")}
+    policies = {
+        (t["stream_id"], t["topic_name"].lower()): t["visibility_policy"]
+        for t in state.get("user_topics", ())
+    }
+    return muted, policies
+
+
+def _flags_value(names: list[str]) -> int:
+    value = 0
+    if "mentioned" in names:
+        value |= MENTIONED
+    if "stream_wildcard_mentioned" in names:
+        value |= STREAM_WILDCARD_MENTIONED
+    if "topic_wildcard_mentioned" in names:
+        value |= TOPIC_WILDCARD_MENTIONED
+    return value
+
+
+def _apply_message(state: dict[str, Any], event: dict[str, Any]) -> None:
+    msg = event["message"]
+    flags: list[str] = event["flags"]
+    if "max_message_id" in state:
+        state["max_message_id"] = max(state["max_message_id"], msg["id"])
+    if "starred_messages" in state and "starred" in flags:
+        state["starred_messages"] = sorted({*state["starred_messages"], msg["id"]})
+    me = state.get("user_id")
+    people = [p["id"] for p in msg["display_recipient"]] if msg["type"] == "private" else []
+    if "recent_private_conversations" in state and msg["type"] == "private" and me is not None:
+        key = tuple(sorted(set(people) - {me}))
+        latest = {
+            tuple(c["user_ids"]): c["max_message_id"] for c in state["recent_private_conversations"]
+        }
+        latest[key] = max(latest.get(key, 0), msg["id"])
+        state["recent_private_conversations"] = _sorted_conversations(latest)
+    if msg["type"] == "stream":
+        # A stream's first message sets its first_message_id (Zulip sends no separate
+        # stream event for it).
+        for part in ("subscriptions", "streams"):
+            for item in state.get(part, ()):
+                if item["stream_id"] == msg["stream_id"] and item["first_message_id"] is None:
+                    item["first_message_id"] = msg["id"]
+    if "unread_msgs" in state and "read" not in flags:
+        info: dict[str, Any] = {"id": msg["id"], "sender_id": msg["sender_id"]}
+        if msg["type"] == "stream":
+            info.update(type="stream", stream_id=msg["stream_id"], topic=msg["subject"])
+        elif len(people) <= 2:
+            others = [uid for uid in people if uid != me]
+            info.update(type="private", other_user_id=others[0] if others else me)
+        else:
+            info.update(type="huddle", user_ids=sorted(people))
+        muted, policies = _state_mute_data(state)
+        _add_unread(state["unread_msgs"], info, _flags_value(flags), muted, policies)
+
+
+def apply(state: dict[str, Any], event: dict[str, Any]) -> bool:
+    if event["type"] != "message":
+        return False
+    _apply_message(state, event)
+    return True

@@ -1,0 +1,136 @@
+"""User, group and wildcard mentions and stream/topic links, as markdown-it inline rules."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from urllib.parse import quote
+
+from markdown_it.rules_inline import StateInline
+
+from hubbub.markdown.state import ctx_of, push_html, result_of
+
+_BEFORE = r"(?<![^\s'\"\(,:<])"
+USER_MENTION_RE = re.compile(_BEFORE + r"@(?P<silent>_?)\*\*(?P<match>[^\*]+)\*\*")
+GROUP_MENTION_RE = re.compile(_BEFORE + r"@(?P<silent>_?)\*(?P<match>[^\*]+)\*")
+STREAM_TOPIC_RE = re.compile(_BEFORE + r"#\*\*(?P<stream>[^\*>]+)>(?P<topic>[^\*]+)\*\*")
+STREAM_RE = re.compile(_BEFORE + r"#\*\*(?P<stream>[^\*]+)\*\*")
+MENTION_ID_RE = re.compile(r"(?P<full_name>.+)?\|(?P<user_id>\d+)$")
+
+STREAM_WILDCARDS = ("all", "everyone", "stream")
+TOPIC_WILDCARDS = ("topic",)
+
+
+def user_mention(state: StateInline, silent: bool) -> bool:
+    if state.src[state.pos] != "@":
+        return False
+    m = USER_MENTION_RE.match(state.src, state.pos, state.posMax)
+    if m is None:
+        return False
+    ctx, result = ctx_of(state), result_of(state)
+    name, is_silent = m.group("match"), m.group("silent") == "_"
+    user_id: str | None = None
+    css = "user-mention"
+    if name in STREAM_WILDCARDS:
+        user_id = "*"
+        if not is_silent:
+            result.stream_wildcard_mention = name
+    elif name in TOPIC_WILDCARDS:
+        css = "topic-mention"
+        if not is_silent:
+            result.topic_wildcard_mention = name
+    else:
+        id_match = MENTION_ID_RE.match(name)
+        if id_match:
+            user = ctx.user_by_id(int(id_match.group("user_id")))
+            full_name = id_match.group("full_name")
+            if full_name and user is not None and user.full_name != full_name:
+                user = None
+        else:
+            user = ctx.user_by_name(name)
+        if user is None:
+            return False
+        if not user.is_active:
+            is_silent = True
+        if not is_silent:
+            result.mentioned_user_ids.add(user.id)
+        name, user_id = user.full_name, str(user.id)
+    if not silent:
+        attrs = f' data-user-id="{user_id}"' if user_id else ""
+        text = name if is_silent else f"@{name}"
+        css += " silent" if is_silent else ""
+        push_html(state, f'<span class="{css}"{attrs}>{escape(text, quote=False)}</span>')
+    state.pos = m.end()
+    return True
+
+
+def group_mention(state: StateInline, silent: bool) -> bool:
+    if state.src[state.pos] != "@":
+        return False
+    m = GROUP_MENTION_RE.match(state.src, state.pos, state.posMax)
+    if m is None:
+        return False
+    group = ctx_of(state).group_by_name(m.group("match"))
+    if group is None:
+        return False
+    is_silent = m.group("silent") == "_"
+    if not is_silent:
+        result_of(state).mentioned_group_ids.add(group.id)
+    if not silent:
+        css = "user-group-mention silent" if is_silent else "user-group-mention"
+        text = group.name if is_silent else f"@{group.name}"
+        push_html(
+            state,
+            f'<span class="{css}" data-user-group-id="{group.id}">'
+            f"{escape(text, quote=False)}</span>",
+        )
+    state.pos = m.end()
+    return True
+
+
+def hash_encode(text: str) -> str:
+    """Zulip's URL-fragment encoding of stream and topic names."""
+    return quote(text, safe="").replace(".", "%2E").replace("%", ".")
+
+
+def stream_url(stream_id: int, name: str) -> str:
+    return f"{stream_id}-{hash_encode(name.replace(' ', '-'))}"
+
+
+def stream_link(state: StateInline, silent: bool) -> bool:
+    if not state.src.startswith("#**", state.pos):
+        return False
+    ctx = ctx_of(state)
+    m = STREAM_TOPIC_RE.match(state.src, state.pos, state.posMax)
+    if m is not None:
+        stream = ctx.stream_by_name(m.group("stream"))
+        if stream is not None:
+            if not silent:
+                topic = m.group("topic")
+                href = (
+                    f"/#narrow/stream/{stream_url(stream.id, stream.name)}"
+                    f"/topic/{hash_encode(topic)}"
+                )
+                text = escape(f"#{stream.name} > {topic}", quote=False)
+                push_html(
+                    state,
+                    f'<a class="stream-topic" data-stream-id="{stream.id}" '
+                    f'href="{escape(href)}">{text}</a>',
+                )
+            state.pos = m.end()
+            return True
+    m = STREAM_RE.match(state.src, state.pos, state.posMax)
+    if m is None:
+        return False
+    stream = ctx.stream_by_name(m.group("stream"))
+    if stream is None:
+        return False
+    if not silent:
+        href = f"/#narrow/stream/{stream_url(stream.id, stream.name)}"
+        push_html(
+            state,
+            f'<a class="stream" data-stream-id="{stream.id}" href="{escape(href)}">'
+            f"{escape('#' + stream.name, quote=False)}</a>",
+        )
+    state.pos = m.end()
+    return True

@@ -1,0 +1,411 @@
+"""Narrow terms -> SQLAlchemy Core: which messages a user may see that match a narrow.
+
+A user sees their own ``user_message`` rows. A narrow that names a stream (or
+``streams:public``) also searches that stream's history the user may read without a row
+(Zulip's ``ok_to_include_history``): public streams for non-guests, web-public streams, and
+private streams with shared history the user is subscribed to; such messages report the
+flags ``["read", "historical"]``. Private streams without shared history give only the
+user's own rows, so their history is limited to what the user received.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
+
+from hubbub import search
+from hubbub.db.tables import (
+    direct_message_group_member,
+    message,
+    recipient,
+    stream,
+    subscription,
+    user_message,
+    user_profile,
+    user_topic,
+)
+from hubbub.errors import BadNarrowError
+from hubbub.models import User
+from hubbub.narrow import RESOLVED_TOPIC_PREFIX, NarrowTerm, parse_id
+from hubbub.queries.messages import (
+    ANY_MENTION,
+    HAS_ALERT_WORD,
+    HISTORICAL,
+    IS_PRIVATE,
+    READ,
+    STARRED,
+)
+from hubbub.queries.user_topics import VisibilityPolicy
+
+RECIPIENT_PERSONAL = 1
+RECIPIENT_STREAM = 2
+RECIPIENT_GROUP = 3
+
+# ``is:`` operands that are not properties of the user's rows keep stream history in view.
+HISTORY_SAFE_IS = frozenset({"resolved", "followed", "muted"})
+
+
+@dataclass
+class NarrowQuery:
+    """The conditions of one narrow for one user, ready to select messages with."""
+
+    user: User
+    conditions: list[ColumnElement[bool]]
+    include_history: bool
+    search_queries: list[str] = field(default_factory=list)
+    # A positive stream term: stream muting then hides nothing (the user asked for it).
+    names_stream: bool = False
+
+    def from_clause(self) -> sa.FromClause:
+        on = sa.and_(
+            user_message.c.message_id == message.c.id,
+            user_message.c.user_profile_id == self.user.id,
+        )
+        if self.include_history:
+            return message.outerjoin(user_message, on)
+        return message.join(user_message, on)
+
+    def flags(self) -> ColumnElement[int]:
+        return sa.func.coalesce(user_message.c.flags, READ | HISTORICAL)
+
+    def where(self) -> ColumnElement[bool]:
+        visible: ColumnElement[bool] = message.c.realm_id == self.user.realm_id
+        if self.include_history:
+            visible = sa.and_(
+                visible,
+                sa.or_(
+                    user_message.c.flags.is_not(None),
+                    message.c.recipient_id.in_(history_recipients(self.user)),
+                ),
+            )
+        return sa.and_(visible, *self.conditions)
+
+    def select(self, *columns: Any) -> sa.Select[Any]:
+        return sa.select(*columns).select_from(self.from_clause()).where(self.where())
+
+
+def flag_set(flags: ColumnElement[int], bits: int) -> ColumnElement[bool]:
+    return flags.op("&")(bits) != 0
+
+
+def history_recipients(user: User) -> sa.Select[tuple[int]]:
+    """Recipient ids of the streams whose whole history ``user`` may read."""
+    subscribed = sa.exists().where(
+        subscription.c.stream_id == stream.c.id,
+        subscription.c.user_profile_id == user.id,
+        subscription.c.active,
+    )
+    readable = sa.or_(
+        stream.c.is_web_public,
+        sa.and_(stream.c.history_public_to_subscribers, subscribed),
+    )
+    if not user.is_guest:
+        readable = sa.or_(readable, ~stream.c.invite_only)
+    return (
+        sa.select(recipient.c.id)
+        .join(
+            stream,
+            sa.and_(recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == stream.c.id),
+        )
+        .where(stream.c.realm_id == user.realm_id, readable)
+    )
+
+
+def _topic_policy(user: User, policies: tuple[int, ...]) -> ColumnElement[bool]:
+    """The message's topic has one of ``policies`` for ``user``."""
+    return sa.exists().where(
+        recipient.c.id == message.c.recipient_id,
+        recipient.c.type == RECIPIENT_STREAM,
+        user_topic.c.stream_id == recipient.c.type_id,
+        user_topic.c.user_profile_id == user.id,
+        sa.func.lower(user_topic.c.topic_name) == sa.func.lower(message.c.topic),
+        user_topic.c.visibility_policy.in_(policies),
+    )
+
+
+def muted_condition(user: User, *, include_stream_mutes: bool = True) -> ColumnElement[bool]:
+    """Messages hidden from ``in:home``: muted topics, and topics of muted streams that
+    the user has not unmuted or followed (unmuted topics: feature level 170)."""
+    muted_topic = _topic_policy(user, (VisibilityPolicy.MUTED,))
+    if not include_stream_mutes:
+        return muted_topic
+    muted_streams = (
+        sa.select(recipient.c.id)
+        .join(
+            subscription,
+            sa.and_(
+                recipient.c.type == RECIPIENT_STREAM,
+                recipient.c.type_id == subscription.c.stream_id,
+            ),
+        )
+        .where(
+            subscription.c.user_profile_id == user.id,
+            subscription.c.active,
+            subscription.c.is_muted,
+        )
+    )
+    in_muted_stream = sa.and_(
+        message.c.recipient_id.in_(muted_streams),
+        ~_topic_policy(user, (VisibilityPolicy.UNMUTED, VisibilityPolicy.FOLLOWED)),
+    )
+    return sa.or_(muted_topic, in_muted_stream)
+
+
+async def _stream_recipient(conn: AsyncConnection, user: User, operand: str | int) -> int | None:
+    # Any stream of the realm, even archived or inaccessible: access is decided by the
+    # user's rows and history_recipients, never by naming the stream.
+    if isinstance(operand, int) or operand.isdigit():
+        where = stream.c.id == int(operand)
+    else:
+        where = sa.func.lower(stream.c.name) == operand.lower()
+    row = (
+        await conn.execute(
+            sa.select(stream.c.id, recipient.c.id.label("rid"))
+            .outerjoin(
+                recipient,
+                sa.and_(recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == stream.c.id),
+            )
+            .where(stream.c.realm_id == user.realm_id, where)
+            .order_by(stream.c.deactivated, stream.c.id)
+        )
+    ).first()
+    if row is None:
+        raise BadNarrowError(f"unknown stream {operand}")
+    return int(row.rid) if row.rid is not None else None
+
+
+async def _user_ids(
+    conn: AsyncConnection, user: User, operand: str | int | tuple[int, ...]
+) -> list[int] | None:
+    """The users an operand names (ids, or emails separated by commas), or None if any
+    is unknown."""
+    if isinstance(operand, int):
+        items: list[str | int] = [operand]
+    elif isinstance(operand, tuple):
+        items = list(operand)
+    else:
+        items = [part.strip() for part in operand.split(",") if part.strip()]
+    if not items:
+        return None
+    ids = {int(x) for x in items if isinstance(x, int) or x.isdigit()}
+    emails = {x.lower() for x in items if isinstance(x, str) and not x.isdigit()}
+    found: set[int] = set()
+    rows = await conn.execute(
+        sa.select(user_profile.c.id, user_profile.c.email).where(
+            user_profile.c.realm_id == user.realm_id,
+            sa.or_(
+                user_profile.c.id.in_(ids),
+                sa.func.lower(user_profile.c.email).in_(emails),
+            ),
+        )
+    )
+    seen_emails = set()
+    for uid, email in rows:
+        found.add(uid)
+        seen_emails.add(email.lower())
+    if not ids <= found or not emails <= seen_emails:
+        return None
+    return sorted(found)
+
+
+def _operand_text(operand: str | int | tuple[int, ...]) -> str:
+    return str(list(operand)) if isinstance(operand, tuple) else str(operand)
+
+
+async def _one_user(conn: AsyncConnection, user: User, operand: str | int | tuple[int, ...]) -> int:
+    ids = await _user_ids(conn, user, operand)
+    if ids is None or len(ids) != 1:
+        raise BadNarrowError(f"unknown user {_operand_text(operand)}")
+    return ids[0]
+
+
+def _personal(user_id: int) -> sa.Select[tuple[int]]:
+    return sa.select(recipient.c.id).where(
+        recipient.c.type == RECIPIENT_PERSONAL, recipient.c.type_id == user_id
+    )
+
+
+def _groups_with(user_id: int) -> sa.Select[tuple[int]]:
+    return (
+        sa.select(recipient.c.id)
+        .join(
+            direct_message_group_member,
+            direct_message_group_member.c.group_id == recipient.c.type_id,
+        )
+        .where(
+            recipient.c.type == RECIPIENT_GROUP,
+            direct_message_group_member.c.user_profile_id == user_id,
+        )
+    )
+
+
+async def _group_recipient(conn: AsyncConnection, members: set[int]) -> int | None:
+    """The recipient of the direct message group of exactly ``members``, if any."""
+    first = min(members)
+    candidates = (
+        await conn.execute(
+            sa.select(direct_message_group_member.c.group_id).where(
+                direct_message_group_member.c.user_profile_id == first
+            )
+        )
+    ).scalars()
+    for group_id in candidates:
+        got = set(
+            (
+                await conn.execute(
+                    sa.select(direct_message_group_member.c.user_profile_id).where(
+                        direct_message_group_member.c.group_id == group_id
+                    )
+                )
+            ).scalars()
+        )
+        if got == members:
+            rid = (
+                await conn.execute(
+                    sa.select(recipient.c.id).where(
+                        recipient.c.type == RECIPIENT_GROUP, recipient.c.type_id == group_id
+                    )
+                )
+            ).scalar()
+            return int(rid) if rid is not None else None
+    return None
+
+
+async def _dm_condition(
+    conn: AsyncConnection, user: User, operand: str | int | tuple[int, ...]
+) -> ColumnElement[bool]:
+    ids = await _user_ids(conn, user, operand)
+    if ids is None:
+        raise BadNarrowError(f"unknown user in {_operand_text(operand)}")
+    others = set(ids) - {user.id}
+    if not others:
+        return sa.and_(
+            message.c.sender_id == user.id, message.c.recipient_id.in_(_personal(user.id))
+        )
+    options: list[ColumnElement[bool]] = []
+    if len(others) == 1:
+        (other,) = others
+        options += [
+            sa.and_(message.c.sender_id == user.id, message.c.recipient_id.in_(_personal(other))),
+            sa.and_(message.c.sender_id == other, message.c.recipient_id.in_(_personal(user.id))),
+        ]
+    group = await _group_recipient(conn, others | {user.id})
+    if group is not None:
+        options.append(message.c.recipient_id == group)
+    return sa.or_(*options) if options else sa.false()
+
+
+def _dm_including(user: User, other: int, flags: ColumnElement[int]) -> ColumnElement[bool]:
+    if other == user.id:
+        return flag_set(flags, IS_PRIVATE)
+    return sa.or_(
+        sa.and_(message.c.sender_id == user.id, message.c.recipient_id.in_(_personal(other))),
+        sa.and_(message.c.sender_id == other, message.c.recipient_id.in_(_personal(user.id))),
+        message.c.recipient_id.in_(_groups_with(other)),
+    )
+
+
+def _include_history(terms: list[NarrowTerm]) -> bool:
+    names_stream = any(
+        not t.negated
+        and (t.operator == "stream" or (t.operator == "streams" and t.operand == "public"))
+        for t in terms
+    )
+    uses_flags = any(t.operator == "is" and t.operand not in HISTORY_SAFE_IS for t in terms)
+    return names_stream and not uses_flags
+
+
+async def build_narrow_query(
+    conn: AsyncConnection, user: User, terms: list[NarrowTerm]
+) -> NarrowQuery:
+    has_stream = any(t.operator == "stream" and not t.negated for t in terms)
+    query = NarrowQuery(user, [], _include_history(terms), names_stream=has_stream)
+    flags = query.flags()
+    for term in terms:
+        condition = await _term_condition(conn, query, term, flags, has_stream)
+        if condition is None:
+            continue
+        query.conditions.append(sa.not_(condition) if term.negated else condition)
+    return query
+
+
+async def _term_condition(
+    conn: AsyncConnection,
+    query: NarrowQuery,
+    term: NarrowTerm,
+    flags: ColumnElement[int],
+    has_stream: bool,
+) -> ColumnElement[bool] | None:
+    user, op, operand = query.user, term.operator, term.operand
+    if op == "stream":
+        assert not isinstance(operand, tuple)
+        rid = await _stream_recipient(conn, user, operand)
+        return message.c.recipient_id == rid if rid is not None else sa.false()
+    if op == "streams":
+        column = stream.c.is_web_public if operand == "web-public" else ~stream.c.invite_only
+        return message.c.recipient_id.in_(
+            sa.select(recipient.c.id)
+            .join(
+                stream,
+                sa.and_(recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == stream.c.id),
+            )
+            .where(stream.c.realm_id == user.realm_id, column)
+        )
+    if op == "topic":
+        return sa.func.lower(message.c.topic) == str(operand).lower()
+    if op == "sender":
+        return message.c.sender_id == await _one_user(conn, user, operand)
+    if op == "dm":
+        return await _dm_condition(conn, user, operand)
+    if op == "dm-including":
+        return _dm_including(user, await _one_user(conn, user, operand), flags)
+    if op == "group-pm-with":
+        other = await _one_user(conn, user, operand)
+        return message.c.recipient_id.in_(_groups_with(other))
+    if op == "is":
+        return _is_condition(user, str(operand), flags, has_stream)
+    if op == "has":
+        if operand == "reaction":
+            # No reactions are stored yet (reactions are a later issue).
+            return sa.false()
+        return {"link": message.c.has_link, "image": message.c.has_image}.get(
+            str(operand), message.c.has_attachment
+        ) == sa.true()
+    if op == "in":
+        if operand == "all":
+            return None
+        return ~muted_condition(user, include_stream_mutes=not has_stream)
+    if op == "id":
+        message_id = parse_id(operand)
+        # Ids are 32-bit on PostgreSQL: a larger one names no message.
+        return message.c.id == message_id if message_id < 2**31 else sa.false()
+    if op == "search":
+        query.search_queries.append(str(operand))
+        return search.search_condition(conn.dialect.name, str(operand))
+    # "near" only moves the anchor (the client sends it as the anchor too).
+    return None
+
+
+def _is_condition(
+    user: User, operand: str, flags: ColumnElement[int], has_stream: bool
+) -> ColumnElement[bool]:
+    if operand in ("dm", "private"):
+        return flag_set(flags, IS_PRIVATE)
+    if operand == "starred":
+        return flag_set(flags, STARRED)
+    if operand == "unread":
+        return flags.op("&")(READ) == 0
+    if operand == "mentioned":
+        return flag_set(flags, ANY_MENTION)
+    if operand == "alerted":
+        return flag_set(flags, HAS_ALERT_WORD)
+    if operand == "resolved":
+        return message.c.topic.startswith(RESOLVED_TOPIC_PREFIX, autoescape=True)
+    if operand == "followed":
+        return _topic_policy(user, (VisibilityPolicy.FOLLOWED,))
+    # "muted": what in:home hides.
+    return muted_condition(user, include_stream_mutes=not has_stream)

@@ -1,0 +1,150 @@
+"""Fetching a window of messages around an anchor in a narrow (``GET /messages``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.db.tables import message
+from hubbub.errors import JsonableError
+from hubbub.models import User
+from hubbub.narrow_sql import NarrowQuery, muted_condition
+from hubbub.queries.message_dicts import get_message_dicts
+from hubbub.queries.messages import READ, flag_names
+from hubbub.search import highlight_html, highlight_topic
+
+# Zulip's anchor for "newest", above any real message id; clients see it in ``anchor``.
+LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
+MAX_MESSAGES_PER_FETCH = 5000
+# Message ids are 32-bit on PostgreSQL; a larger anchor is past every message.
+MAX_MESSAGE_ID = 2**31 - 1
+
+
+def parse_anchor(anchor: str | None, use_first_unread_anchor: bool) -> int | None:
+    """The anchor as an id, or None for the first unread message.
+
+    ``use_first_unread_anchor`` is the pre-feature-level-1 spelling of
+    ``anchor=first_unread``; negative ids mean the oldest message (the web app once sent
+    them), ids past the maximum the newest."""
+    if use_first_unread_anchor:
+        return None
+    if anchor is None:
+        raise JsonableError("Missing 'anchor' argument.")
+    special = {"oldest": 0, "newest": LARGER_THAN_MAX_MESSAGE_ID, "first_unread": None}
+    if anchor in special:
+        return special[anchor]
+    try:
+        value = int(anchor)
+    except ValueError:
+        raise JsonableError("Invalid anchor") from None
+    return min(max(value, 0), LARGER_THAN_MAX_MESSAGE_ID)
+
+
+async def first_unread_anchor(conn: AsyncConnection, query: NarrowQuery) -> int:
+    """The oldest unread message of the narrow outside muted topics (and muted streams,
+    unless the narrow names a stream), else the newest anchor (Zulip's
+    ``find_first_unread_anchor``)."""
+    found = (
+        await conn.execute(
+            query.select(message.c.id)
+            .where(
+                query.flags().op("&")(READ) == 0,
+                ~muted_condition(query.user, include_stream_mutes=not query.names_stream),
+            )
+            .order_by(message.c.id)
+            .limit(1)
+        )
+    ).scalar()
+    return int(found) if found is not None else LARGER_THAN_MAX_MESSAGE_ID
+
+
+@dataclass
+class Window:
+    rows: list[tuple[int, int]]  # (message id, flags), by id
+    found_anchor: bool
+    found_oldest: bool
+    found_newest: bool
+
+
+async def fetch_window(
+    conn: AsyncConnection,
+    query: NarrowQuery,
+    anchor: int,
+    *,
+    include_anchor: bool,
+    num_before: int,
+    num_after: int,
+) -> Window:
+    """Up to ``num_before`` matches older than ``anchor``, the anchor itself (if it
+    matches and ``include_anchor``), and up to ``num_after`` newer ones."""
+    columns = (message.c.id, query.flags().label("flags"))
+    anchored_left = anchor == 0
+    anchored_right = anchor >= LARGER_THAN_MAX_MESSAGE_ID
+    past_all = anchor > MAX_MESSAGE_ID
+    before: list[tuple[int, int]] = []
+    after: list[tuple[int, int]] = []
+    at: list[tuple[int, int]] = []
+    if num_before and not anchored_left:
+        select = query.select(*columns)
+        if not past_all:
+            select = select.where(message.c.id < anchor)
+        rows = await conn.execute(select.order_by(message.c.id.desc()).limit(num_before))
+        before = [(r.id, int(r.flags)) for r in rows][::-1]
+    if include_anchor and not anchored_left and not past_all:
+        rows = await conn.execute(query.select(*columns).where(message.c.id == anchor))
+        at = [(r.id, int(r.flags)) for r in rows]
+    if num_after and not past_all:
+        rows = await conn.execute(
+            query.select(*columns)
+            .where(message.c.id > anchor)
+            .order_by(message.c.id)
+            .limit(num_after)
+        )
+        after = [(r.id, int(r.flags)) for r in rows]
+    return Window(
+        rows=before + at + after,
+        found_anchor=bool(at),
+        found_oldest=anchored_left or len(before) < num_before,
+        found_newest=anchored_right or len(after) < num_after,
+    )
+
+
+async def message_objects(
+    conn: AsyncConnection,
+    viewer: User,
+    query: NarrowQuery,
+    rows: list[tuple[int, int]],
+    *,
+    apply_markdown: bool,
+    client_gravatar: bool,
+) -> list[dict[str, Any]]:
+    """The Zulip message objects of ``rows`` with ``flags``, plus ``match_content`` and
+    ``match_subject`` for a search narrow."""
+    ids = [message_id for message_id, _ in rows]
+    dicts = await get_message_dicts(
+        conn, viewer, ids, apply_markdown=apply_markdown, client_gravatar=client_gravatar
+    )
+    matches: dict[int, tuple[str, str]] = {}
+    if query.search_queries and ids:
+        for row in await conn.execute(
+            sa.select(message.c.id, message.c.rendered_content, message.c.topic).where(
+                message.c.id.in_(ids)
+            )
+        ):
+            matches[row.id] = (
+                highlight_html(row.rendered_content or "", query.search_queries),
+                highlight_topic(row.topic, query.search_queries),
+            )
+    result = []
+    for message_id, flags in rows:
+        item = dicts.get(message_id)
+        if item is None:
+            continue
+        item = {**item, "flags": flag_names(flags)}
+        if message_id in matches:
+            item["match_content"], item["match_subject"] = matches[message_id]
+        result.append(item)
+    return result

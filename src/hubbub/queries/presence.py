@@ -1,0 +1,176 @@
+"""Reading presence: the realm's presence dictionaries, in the modern and the legacy form.
+
+A user's presence is two times (whole UNIX seconds, as Zulip's presence queue stores
+them): ``last_connected_time`` (a client of theirs was open) and ``last_active_time`` (they
+were using it). Clients decide who is online from these and ``server_timestamp`` with the
+140-second offline threshold that /register announces; the server only reports raw times.
+
+Two forms (Zulip 8.0):
+- modern (``slim_presence``), keyed by user id string: ``{active_timestamp, idle_timestamp}``;
+- legacy, keyed by API email: ``{"website": {client, status, timestamp, pushable},
+  "aggregated": {client, status, timestamp}}`` (feature level 178 made ``website`` the only
+  client and ``pushable`` always false).
+
+Unlike Zulip, a user who connected but was never active (``last_active_time`` NULL) is
+reported as ``active_timestamp`` 0 and, in the legacy form, idle since they connected;
+Zulip substitutes the date the user joined, which no ``presence`` event can carry, so
+clients could not keep that value current (see events/presence_state.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.db.tables import user_presence, user_profile, user_setting
+from hubbub.models import Realm
+
+# Zulip 8.0's settings (zproject/default_settings.py and computed_settings.py).
+OFFLINE_THRESHOLD_SECS = 140
+PRESENCE_PING_INTERVAL_SECS = 60
+# A ping closer than this to the stored time does not rewrite it.
+PRESENCE_UPDATE_MIN_FREQ_SECONDS = 55
+# The legacy form calls a user "active" while the last activity is at most this much
+# older than the last connection.
+PRESENCE_LEGACY_EVENT_OFFSET_FOR_ACTIVITY_SECONDS = 70
+# Beyond this many active users, presence events are not sent (clients poll instead).
+USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS = 100
+# /register and the presence endpoints report users connected within two weeks.
+PRESENCE_WINDOW_SECONDS = 14 * 24 * 3600
+
+ACTIVE = "active"
+IDLE = "idle"
+
+
+def legacy_presence_dict(last_active: float | None, last_connected: float) -> dict[str, Any]:
+    """The ``website`` entry of the legacy form (and of ``presence`` events)."""
+    if (
+        last_active is not None
+        and last_active + PRESENCE_LEGACY_EVENT_OFFSET_FOR_ACTIVITY_SECONDS >= last_connected
+    ):
+        status, timestamp = ACTIVE, last_active
+    else:
+        status, timestamp = IDLE, last_connected
+    return {"client": "website", "status": status, "timestamp": int(timestamp), "pushable": False}
+
+
+def legacy_user_presence(last_active: float | None, last_connected: float) -> dict[str, Any]:
+    website = legacy_presence_dict(last_active, last_connected)
+    aggregated = {k: website[k] for k in ("client", "status", "timestamp")}
+    return {"website": website, "aggregated": aggregated}
+
+
+def modern_user_presence(last_active: float | None, last_connected: float) -> dict[str, Any]:
+    return {
+        "active_timestamp": int(last_active or 0),
+        "idle_timestamp": int(last_connected),
+    }
+
+
+def _last_connected(row: Any) -> float:
+    # A row always gets last_connected_time; the join date covers a hand-made NULL.
+    return float(
+        row.last_connected_time if row.last_connected_time is not None else row.date_joined
+    )
+
+
+async def get_presence_row(conn: AsyncConnection, user_id: int) -> Any | None:
+    return (
+        await conn.execute(
+            sa.select(user_presence).where(user_presence.c.user_profile_id == user_id)
+        )
+    ).first()
+
+
+async def get_user_presence_legacy(conn: AsyncConnection, user_id: int) -> dict[str, Any] | None:
+    """One user's legacy presence, however old, or None without a row."""
+    row = (
+        await conn.execute(
+            sa.select(
+                user_presence.c.last_active_time,
+                user_presence.c.last_connected_time,
+                user_profile.c.date_joined,
+            )
+            .join(user_profile, user_profile.c.id == user_presence.c.user_profile_id)
+            .where(user_presence.c.user_profile_id == user_id)
+        )
+    ).first()
+    if row is None:
+        return None
+    return legacy_user_presence(row.last_active_time, _last_connected(row))
+
+
+async def get_realm_presences(
+    conn: AsyncConnection, realm: Realm, *, now: float, slim: bool
+) -> dict[str, dict[str, Any]]:
+    """Presence of the realm's active human users connected in the last two weeks; empty
+    when the realm has presence disabled (Zulip's ``get_presences_for_realm``)."""
+    if realm.setting("presence_disabled"):
+        return {}
+    rows = await conn.execute(
+        sa.select(
+            user_presence.c.user_profile_id,
+            user_presence.c.last_active_time,
+            user_presence.c.last_connected_time,
+            user_profile.c.email,
+            user_profile.c.date_joined,
+        )
+        .join(user_profile, user_profile.c.id == user_presence.c.user_profile_id)
+        .where(
+            user_presence.c.realm_id == realm.id,
+            user_presence.c.last_connected_time >= now - PRESENCE_WINDOW_SECONDS,
+            user_profile.c.is_active,
+            ~user_profile.c.is_bot,
+        )
+        .order_by(user_presence.c.user_profile_id)
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if slim:
+            out[str(row.user_profile_id)] = modern_user_presence(
+                row.last_active_time, _last_connected(row)
+            )
+        else:
+            out[row.email] = legacy_user_presence(row.last_active_time, _last_connected(row))
+    return out
+
+
+async def get_presence_response(
+    conn: AsyncConnection, realm: Realm, *, now: float, slim: bool
+) -> dict[str, Any]:
+    return {
+        "presences": await get_realm_presences(conn, realm, now=now, slim=slim),
+        "server_timestamp": now,
+    }
+
+
+def _presence_enabled_of(settings_json: str | None) -> bool:
+    if not settings_json:
+        return True
+    return bool(orjson.loads(settings_json).get("presence_enabled", True))
+
+
+async def get_presence_enabled(conn: AsyncConnection, user_id: int) -> bool:
+    """The user's ``presence_enabled`` setting (True unless they turned it off)."""
+    text = await conn.scalar(
+        sa.select(user_setting.c.settings).where(user_setting.c.user_profile_id == user_id)
+    )
+    return _presence_enabled_of(text)
+
+
+async def get_presence_disabled_user_ids(conn: AsyncConnection, realm_id: int) -> set[int]:
+    """Active users of the realm who turned ``presence_enabled`` off."""
+    rows = await conn.execute(
+        sa.select(user_setting.c.user_profile_id, user_setting.c.settings)
+        .join(user_profile, user_profile.c.id == user_setting.c.user_profile_id)
+        .where(
+            user_profile.c.realm_id == realm_id,
+            user_profile.c.is_active,
+            # Cheap pre-filter; the JSON decides.
+            user_setting.c.settings.contains("presence_enabled"),
+        )
+    )
+    return {user_id for user_id, text in rows if not _presence_enabled_of(text)}

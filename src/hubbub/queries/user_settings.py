@@ -1,0 +1,55 @@
+"""Reading a user's settings and the realm's defaults for new users' settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.db.tables import realm, realm_user_default, user_profile, user_setting
+from hubbub.user_settings import REALM_DEFAULT_KEYS, USER_SETTING_DEFAULTS, merged
+
+
+async def get_stored_user_settings(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
+    """The user's ``user_setting`` overrides (empty when the row is missing)."""
+    text = await conn.scalar(
+        sa.select(user_setting.c.settings).where(user_setting.c.user_profile_id == user_id)
+    )
+    return orjson.loads(text) if text else {}
+
+
+async def get_user_settings(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
+    """Every setting of the user, the column-backed ones read fresh from ``user_profile``."""
+    values = merged(await get_stored_user_settings(conn, user_id))
+    row = (
+        await conn.execute(
+            sa.select(user_profile.c.timezone, user_profile.c.email_address_visibility).where(
+                user_profile.c.id == user_id
+            )
+        )
+    ).one()
+    values["timezone"] = row.timezone
+    values["email_address_visibility"] = row.email_address_visibility
+    return values
+
+
+async def get_stored_realm_user_defaults(conn: AsyncConnection, realm_id: int) -> dict[str, Any]:
+    text = await conn.scalar(
+        sa.select(realm_user_default.c.settings).where(realm_user_default.c.realm_id == realm_id)
+    )
+    return orjson.loads(text) if text else {}
+
+
+async def get_realm_user_defaults(conn: AsyncConnection, realm_id: int) -> dict[str, Any]:
+    """The defaults new users of the realm start from, keyed as /register shows them.
+
+    ``email_address_visibility`` lives in the realm's ``default_email_address_visibility``
+    column (the one user creation reads); the rest in ``realm_user_default``."""
+    stored = await get_stored_realm_user_defaults(conn, realm_id)
+    values = {name: stored.get(name, USER_SETTING_DEFAULTS[name]) for name in REALM_DEFAULT_KEYS}
+    values["email_address_visibility"] = await conn.scalar(
+        sa.select(realm.c.default_email_address_visibility).where(realm.c.id == realm_id)
+    )
+    return values

@@ -1,0 +1,70 @@
+"""Full-text search over message topics and contents, one module per dialect.
+
+SQLite uses an FTS5 external-content table (``message_fts``, Porter stemming), PostgreSQL a
+generated ``tsvector`` column with a GIN index (English stemming), both kept current by the
+database itself (migration 0006). Highlighting is done here, the same for both, on the
+rendered HTML and the escaped topic, as Zulip's ``match_content``/``match_subject``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from sqlalchemy.sql.elements import ColumnElement
+
+from hubbub.search import postgresql, sqlite
+
+_WORD = re.compile(r"\w+")
+# Tags and character references are never highlighted inside.
+_MARKUP = re.compile(r"(<[^>]*>|&#?\w+;)")
+# Crude English suffixes, so that "running" highlights "run" as the stemmers match it.
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def search_condition(dialect: str, query: str) -> ColumnElement[bool]:
+    """Messages whose topic or content match every word (or quoted phrase) of ``query``."""
+    if dialect == "postgresql":
+        return postgresql.search_condition(query)
+    return sqlite.search_condition(query)
+
+
+def _stems(queries: list[str]) -> list[str]:
+    stems = []
+    for query in queries:
+        for word in _WORD.findall(query.lower()):
+            for suffix in _SUFFIXES:
+                if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                    word = word[: -len(suffix)]
+                    # "running" -> "runn" -> "run", so that "runs" matches too.
+                    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+                        word = word[:-1]
+                    break
+            stems.append(word)
+    return stems
+
+
+def _highlight_text(text: str, stems: list[str]) -> str:
+    def mark(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if any(word.lower().startswith(stem) for stem in stems):
+            return f'<span class="highlight">{word}</span>'
+        return word
+
+    return _WORD.sub(mark, text)
+
+
+def highlight_html(rendered: str, queries: list[str]) -> str:
+    """``rendered`` with matching words wrapped in ``<span class="highlight">``."""
+    stems = _stems(queries)
+    if not stems:
+        return rendered
+    parts = _MARKUP.split(rendered)
+    return "".join(
+        part if index % 2 else _highlight_text(part, stems) for index, part in enumerate(parts)
+    )
+
+
+def highlight_topic(topic: str, queries: list[str]) -> str:
+    """The HTML-escaped topic with matching words highlighted."""
+    return highlight_html(html.escape(topic, quote=False), queries)

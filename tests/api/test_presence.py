@@ -1,0 +1,208 @@
+"""``POST /users/me/presence``, ``GET /users/{user_id_or_email}/presence`` and
+``GET /realm/presence``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+import sqlalchemy as sa
+
+from hubbub.clock import FakeClock
+from hubbub.db.tables import realm, user_presence, user_setting
+from hubbub.settings import Settings
+from tests.helpers import TestEnv, assert_error, assert_success, running_env
+
+PRESENCE = "/users/me/presence"
+START = 1_700_000_000
+
+
+@pytest.fixture
+async def env(settings: Settings) -> AsyncIterator[TestEnv]:
+    async with running_env(settings, clock=FakeClock(START + 0.25)) as test_env:
+        yield test_env
+
+
+def _advance(env: TestEnv, seconds: float) -> None:
+    clock = env.services.clock
+    assert isinstance(clock, FakeClock)
+    clock.advance(seconds)
+
+
+async def _row(env: TestEnv, user: str) -> tuple[Any, Any] | None:
+    async with env.services.db.read() as conn:
+        row = (
+            await conn.execute(
+                sa.select(
+                    user_presence.c.last_active_time, user_presence.c.last_connected_time
+                ).where(user_presence.c.user_profile_id == env.users[user].id)
+            )
+        ).first()
+    return None if row is None else (row[0], row[1])
+
+
+async def _ping(env: TestEnv, user: str, status: str = "active", **params: Any) -> dict[str, Any]:
+    return assert_success(await env.client(user).post(PRESENCE, {"status": status, **params}))
+
+
+async def _set_realm_setting(env: TestEnv, name: str, value: Any) -> None:
+    async with env.services.db.write() as conn:
+        await conn.execute(
+            sa.update(realm)
+            .where(realm.c.id == env.realm.id)
+            .values(settings=orjson.dumps({name: value}).decode())
+        )
+
+
+async def _disable_presence_for(env: TestEnv, user: str) -> None:
+    async with env.services.db.write() as conn:
+        await conn.execute(
+            sa.insert(user_setting).values(
+                user_profile_id=env.users[user].id, settings='{"presence_enabled": false}'
+            )
+        )
+
+
+async def test_first_ping_creates_row_and_returns_presences(env: TestEnv) -> None:
+    body = await _ping(env, "hamlet")
+    assert await _row(env, "hamlet") == (START, START)
+    website = {"client": "website", "status": "active", "timestamp": START, "pushable": False}
+    assert body == {
+        "result": "success",
+        "msg": "",
+        "presences": {
+            "hamlet@example.com": {
+                "website": website,
+                "aggregated": {"client": "website", "status": "active", "timestamp": START},
+            }
+        },
+        "server_timestamp": START + 0.25,
+    }
+    # The modern form, keyed by user id.
+    body = await _ping(env, "othello", "idle", slim_presence=True)
+    assert body["presences"] == {
+        str(env.users["hamlet"].id): {"active_timestamp": START, "idle_timestamp": START},
+        str(env.users["othello"].id): {"active_timestamp": 0, "idle_timestamp": START},
+    }
+    assert await _row(env, "othello") == (None, START)
+    assert "zephyr_mirror_active" not in body
+
+
+async def test_ping_only_and_new_user_input(env: TestEnv) -> None:
+    body = await _ping(env, "hamlet", ping_only=True, new_user_input=True)
+    assert body == {"result": "success", "msg": ""}
+    assert await _row(env, "hamlet") == (START, START)
+
+
+async def test_pings_rewrite_times_at_most_once_a_minute(env: TestEnv) -> None:
+    await _ping(env, "hamlet")
+    _advance(env, 30)
+    await _ping(env, "hamlet")
+    assert await _row(env, "hamlet") == (START, START)
+    _advance(env, 30)  # 60 s after the first: both times move
+    await _ping(env, "hamlet")
+    assert await _row(env, "hamlet") == (START + 60, START + 60)
+    _advance(env, 60)
+    await _ping(env, "hamlet", "idle")
+    assert await _row(env, "hamlet") == (START + 60, START + 120)
+    body = await _ping(env, "hamlet", "idle")
+    website = body["presences"]["hamlet@example.com"]["website"]
+    # Last active 60 s before the last connection: still "active" in the legacy form.
+    assert (website["status"], website["timestamp"]) == ("active", START + 60)
+    _advance(env, 60)
+    body = await _ping(env, "hamlet", "idle")
+    website = body["presences"]["hamlet@example.com"]["website"]
+    assert (website["status"], website["timestamp"]) == ("idle", START + 180)
+
+
+async def test_invalid_status_changes_nothing(env: TestEnv) -> None:
+    resp = await env.client("hamlet").post(PRESENCE, {"status": "away"})
+    assert_error(resp, "Invalid status: away")
+    assert await _row(env, "hamlet") is None
+    assert_error(
+        await env.client("hamlet").post(PRESENCE, {}),
+        "Missing 'status' argument",
+        code="REQUEST_VARIABLE_MISSING",
+    )
+    assert_error(
+        await env.client("hamlet").post(PRESENCE, {"status": "active", "ping_only": "maybe"}),
+        "ping_only is not valid JSON",
+    )
+
+
+async def test_bots_have_no_presence(env: TestEnv) -> None:
+    bot = await env.create_user("bot@example.com", "Bot", bot_owner=env.users["hamlet"])
+    resp = await env.client(bot).post(PRESENCE, {"status": "active"})
+    assert_error(resp, "This endpoint does not accept bot requests.")
+    resp = await env.client("hamlet").get(f"/users/{bot.id}/presence")
+    assert_error(resp, "Presence is not supported for bot users.")
+
+
+async def test_presence_enabled_off_stores_nothing(env: TestEnv) -> None:
+    await _disable_presence_for(env, "hamlet")
+    body = await _ping(env, "hamlet")
+    assert body["presences"] == {}
+    assert await _row(env, "hamlet") is None
+
+
+async def test_realm_presence_disabled_reports_nothing(env: TestEnv) -> None:
+    await _ping(env, "othello")
+    await _set_realm_setting(env, "presence_disabled", True)
+    body = await _ping(env, "hamlet")
+    assert body["presences"] == {}
+    # Rows are still kept, as in Zulip.
+    assert await _row(env, "hamlet") == (START, START)
+    body = assert_success(await env.client("iago").get("/realm/presence"))
+    assert body["presences"] == {}
+
+
+async def test_realm_presence_two_week_window(env: TestEnv) -> None:
+    await _ping(env, "hamlet")
+    _advance(env, 10 * 24 * 3600)
+    await _ping(env, "othello", "idle")
+    body = assert_success(await env.client("polonius").get("/realm/presence"))
+    assert sorted(body["presences"]) == ["hamlet@example.com", "othello@example.com"]
+    assert body["server_timestamp"] == env.services.clock.now()
+    _advance(env, 5 * 24 * 3600)
+    body = assert_success(await env.client("polonius").get("/realm/presence"))
+    assert sorted(body["presences"]) == ["othello@example.com"]
+
+
+async def test_get_user_presence(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    resp = await env.client("othello").get(f"/users/{hamlet.id}/presence")
+    assert_error(resp, f"No presence data for {hamlet.id}")
+    resp = await env.client("othello").get("/users/hamlet@example.com/presence")
+    assert_error(resp, "No presence data for hamlet@example.com")
+    await _ping(env, "hamlet")
+    expected = {"timestamp": START, "status": "active"}
+    for key in (str(hamlet.id), "hamlet@example.com", "HAMLET@example.com"):
+        body = assert_success(await env.client("othello").get(f"/users/{key}/presence"))
+        assert body["presence"] == {"website": expected, "aggregated": expected}
+    _advance(env, 141)
+    body = assert_success(await env.client("othello").get(f"/users/{hamlet.id}/presence"))
+    assert body["presence"] == {
+        "website": expected,
+        "aggregated": {"timestamp": START, "status": "offline"},
+    }
+
+
+async def test_get_user_presence_no_such_user(env: TestEnv) -> None:
+    for key in ("9999", "nobody@example.com"):
+        assert_error(await env.client("hamlet").get(f"/users/{key}/presence"), "No such user")
+    other = await env.create_realm("other", "Other")
+    stranger = await env.create_user("stranger@example.com", "Stranger", realm=other)
+    resp = await env.client("hamlet").get(f"/users/{stranger.id}/presence")
+    assert_error(resp, "No such user")
+    assert_success(await env.client("hamlet").post("/users/me/presence", {"status": "active"}))
+    async with env.services.write() as tx:
+        await tx.conn.execute(
+            sa.text("UPDATE user_profile SET is_active = false WHERE id = :id"),
+            {"id": env.users["hamlet"].id},
+        )
+    resp = await env.client("othello").get(f"/users/{env.users['hamlet'].id}/presence")
+    assert_error(resp, "No such user")
+    body = assert_success(await env.client("othello").get("/realm/presence"))
+    assert body["presences"] == {}

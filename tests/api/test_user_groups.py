@@ -1,0 +1,286 @@
+"""``/user_groups``: user-defined groups, members, subgroups, and who may change them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.helpers import TestEnv, assert_error, assert_success
+
+
+async def _groups(env: TestEnv) -> dict[str, dict[str, Any]]:
+    body = assert_success(await env.client("hamlet").get("/user_groups"))
+    return {g["name"]: g for g in body["user_groups"]}
+
+
+async def _create(
+    env: TestEnv, name: str, members: list[str], user: str = "hamlet", **extra: Any
+) -> int:
+    params = {
+        "name": name,
+        "description": f"The {name}",
+        "members": [env.users[m].id for m in members],
+        **extra,
+    }
+    assert_success(await env.client(user).post("/user_groups/create", params))
+    return int((await _groups(env))[name]["id"])
+
+
+async def test_create_and_list(env: TestEnv) -> None:
+    groups = await _groups(env)
+    everyone = groups["role:everyone"]["id"]
+    hamlet, othello = env.users["hamlet"].id, env.users["othello"].id
+    group_id = await _create(env, "players", ["othello", "hamlet"])
+    assert (await _groups(env))["players"] == {
+        "id": group_id,
+        "name": "players",
+        "description": "The players",
+        "members": sorted([hamlet, othello]),
+        "direct_subgroup_ids": [],
+        "is_system_group": False,
+        "can_mention_group": everyone,
+    }
+    # members may be left out (Zulip 8.0 defaults it to none).
+    assert_success(
+        await env.client("iago").post("/user_groups/create", {"name": "empty", "description": ""})
+    )
+    assert (await _groups(env))["empty"]["members"] == []
+
+
+async def test_create_with_can_mention_group(env: TestEnv) -> None:
+    groups = await _groups(env)
+    admins = groups["role:administrators"]["id"]
+    await _create(env, "a", [], can_mention_group=admins)
+    assert (await _groups(env))["a"]["can_mention_group"] == admins
+    # The name used before feature level 198.
+    await _create(env, "b", [], can_mention_group_id=groups["role:nobody"]["id"])
+    assert (await _groups(env))["b"]["can_mention_group"] == groups["role:nobody"]["id"]
+
+
+async def test_create_errors_change_nothing(env: TestEnv) -> None:
+    before = await _groups(env)
+    await _create(env, "players", ["hamlet"])
+    before = await _groups(env)
+    groups = before
+    client = env.client("hamlet")
+    user_group = await _create(env, "tmp", [])
+    assert_success(await env.client("iago").delete(f"/user_groups/{user_group}"))
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"name": "players"}, "User group 'players' already exists."),
+        ({"name": "role:x"}, "User group name cannot start with 'role:'."),
+        ({"name": "@x"}, "User group name cannot start with '@'."),
+        ({"name": "user:x"}, "User group name cannot start with 'user:'."),
+        ({"name": "stream:x"}, "User group name cannot start with 'stream:'."),
+        ({"name": "x" * 101}, "User group name cannot exceed 100 characters."),
+        ({"members": [9999]}, "Invalid user ID: 9999"),
+        ({"members": "[1"}, "members is not valid JSON"),
+        ({"can_mention_group": 9999}, "Invalid user group"),
+        (
+            {"can_mention_group": groups["players"]["id"]},
+            "'can_mention_group' must be a system user group.",
+        ),
+        (
+            {"can_mention_group": groups["role:internet"]["id"]},
+            "'can_mention_group' setting cannot be set to 'role:internet' group.",
+        ),
+        (
+            {"can_mention_group": groups["role:owners"]["id"]},
+            "'can_mention_group' setting cannot be set to 'role:owners' group.",
+        ),
+    ]
+    for extra, msg in cases:
+        params = {"name": "new", "description": "", "members": [], **extra}
+        assert_error(await client.post("/user_groups/create", params), msg)
+    assert_error(
+        await client.post("/user_groups/create", {"name": "new", "members": []}),
+        "Missing 'description' argument",
+        code="REQUEST_VARIABLE_MISSING",
+    )
+    assert_error(
+        await env.client("polonius").post(
+            "/user_groups/create", {"name": "new", "description": ""}
+        ),
+        "Not allowed for guest users",
+    )
+    assert await _groups(env) == before
+
+
+async def test_user_group_edit_policy(env: TestEnv) -> None:
+    assert_success(await env.client("desdemona").patch("/realm", {"user_group_edit_policy": 4}))
+    assert_error(
+        await env.client("hamlet").post("/user_groups/create", {"name": "x", "description": ""}),
+        "Insufficient permission",
+    )
+    await _create(env, "mods", [], user="shiva")
+    assert_success(await env.client("desdemona").patch("/realm", {"user_group_edit_policy": 2}))
+    assert_error(
+        await env.client("shiva").patch(
+            f"/user_groups/{(await _groups(env))['mods']['id']}", {"description": "x"}
+        ),
+        "Insufficient permission",
+    )
+
+
+async def test_update(env: TestEnv) -> None:
+    group_id = await _create(env, "players", ["hamlet"])
+    groups = await _groups(env)
+    client = env.client("hamlet")
+    assert_success(await client.patch(f"/user_groups/{group_id}", {"name": "actors"}))
+    assert_success(await client.patch(f"/user_groups/{group_id}", {"description": "New"}))
+    admins = groups["role:administrators"]["id"]
+    assert_success(await client.patch(f"/user_groups/{group_id}", {"can_mention_group_id": admins}))
+    group = (await _groups(env))["actors"]
+    assert (group["description"], group["can_mention_group"]) == ("New", admins)
+    # Same values again: nothing to change, still a success.
+    assert_success(
+        await client.patch(f"/user_groups/{group_id}", {"name": "actors", "description": "New"})
+    )
+    cases: list[tuple[int, dict[str, Any], str]] = [
+        (group_id, {}, "No new data supplied"),
+        (9999, {"name": "x"}, "Invalid user group"),
+        (groups["role:members"]["id"], {"name": "x"}, "Insufficient permission"),
+        (group_id, {"name": "role:x"}, "User group name cannot start with 'role:'."),
+        (group_id, {"name": "role:members"}, "User group name cannot start with 'role:'."),
+        (group_id, {"can_mention_group": 9999}, "Invalid user group"),
+        (
+            group_id,
+            {"can_mention_group": groups["role:owners"]["id"]},
+            "'can_mention_group' setting cannot be set to 'role:owners' group.",
+        ),
+    ]
+    await _create(env, "other", [])
+    cases.append((group_id, {"name": "other"}, "User group 'other' already exists."))
+    before = await _groups(env)
+    for target, params, msg in cases:
+        assert_error(await client.patch(f"/user_groups/{target}", params), msg)
+    # A member may only change groups they belong to; moderators and admins any group.
+    assert_error(
+        await env.client("othello").patch(f"/user_groups/{group_id}", {"name": "x"}),
+        "Insufficient permission",
+    )
+    assert await _groups(env) == before
+    assert_success(await env.client("shiva").patch(f"/user_groups/{group_id}", {"name": "s"}))
+
+
+async def test_delete(env: TestEnv) -> None:
+    group_id = await _create(env, "players", ["hamlet"])
+    outer = await _create(env, "outer", ["hamlet"])
+    assert_success(
+        await env.client("hamlet").post(f"/user_groups/{outer}/subgroups", {"add": [group_id]})
+    )
+    assert_error(
+        await env.client("othello").delete(f"/user_groups/{group_id}"), "Insufficient permission"
+    )
+    system = (await _groups(env))["role:members"]["id"]
+    assert_error(
+        await env.client("iago").delete(f"/user_groups/{system}"), "Insufficient permission"
+    )
+    assert_success(await env.client("hamlet").delete(f"/user_groups/{group_id}"))
+    groups = await _groups(env)
+    assert "players" not in groups and groups["outer"]["direct_subgroup_ids"] == []
+    assert_error(
+        await env.client("hamlet").delete(f"/user_groups/{group_id}"), "Invalid user group"
+    )
+
+
+async def test_members(env: TestEnv) -> None:
+    ids = {name: user.id for name, user in env.users.items()}
+    group_id = await _create(env, "players", ["hamlet"])
+    path = f"/user_groups/{group_id}/members"
+    client = env.client("hamlet")
+    assert_success(await client.post(path, {"add": [ids["othello"], ids["polonius"]]}))
+    assert_success(await client.post(path, {"delete": [ids["polonius"]], "add": [ids["iago"]]}))
+    body = assert_success(await client.get(path))
+    assert body["members"] == sorted([ids["hamlet"], ids["othello"], ids["iago"]])
+    before = await _groups(env)
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({}, 'Nothing to do. Specify at least one of "add" or "delete".'),
+        ({"add": [ids["hamlet"]]}, f"User {ids['hamlet']} is already a member of this group"),
+        ({"add": [9999]}, "Invalid user ID: 9999"),
+        ({"delete": [ids["shiva"]]}, f"There is no member '{ids['shiva']}' in this user group"),
+        # The addition would succeed, but the removal fails: neither happens.
+        (
+            {"add": [ids["shiva"]], "delete": [ids["desdemona"]]},
+            f"There is no member '{ids['desdemona']}' in this user group",
+        ),
+    ]
+    for params, msg in cases:
+        assert_error(await client.post(path, params), msg)
+    assert_error(
+        await client.post("/user_groups/9999/members", {"add": [ids["shiva"]]}),
+        "Invalid user group",
+    )
+    system = before["role:members"]["id"]
+    assert_error(
+        await env.client("iago").post(f"/user_groups/{system}/members", {"add": [ids["shiva"]]}),
+        "Insufficient permission",
+    )
+    assert await _groups(env) == before
+
+
+async def test_membership_reads(env: TestEnv) -> None:
+    ids = {name: user.id for name, user in env.users.items()}
+    inner = await _create(env, "inner", ["othello"])
+    outer = await _create(env, "outer", ["hamlet"])
+    client = env.client("hamlet")
+    assert_success(await client.post(f"/user_groups/{outer}/subgroups", {"add": [inner]}))
+    members = assert_success(await client.get(f"/user_groups/{outer}/members"))["members"]
+    assert members == sorted([ids["hamlet"], ids["othello"]])
+    direct = assert_success(
+        await client.get(f"/user_groups/{outer}/members", {"direct_member_only": True})
+    )
+    assert direct["members"] == [ids["hamlet"]]
+    is_member = f"/user_groups/{outer}/members/{ids['othello']}"
+    assert assert_success(await client.get(is_member))["is_user_group_member"] is True
+    body = assert_success(await client.get(is_member, {"direct_member_only": True}))
+    assert body["is_user_group_member"] is False
+    body = assert_success(await client.get(f"/user_groups/{outer}/members/{ids['iago']}"))
+    assert body["is_user_group_member"] is False
+    assert_error(await client.get(f"/user_groups/{outer}/members/9999"), "No such user")
+    assert_error(await client.get("/user_groups/9999/members"), "Invalid user group")
+    # System groups nest: an owner is a member of role:members through its subgroups.
+    groups = await _groups(env)
+    members_group = groups["role:members"]["id"]
+    body = assert_success(
+        await client.get(f"/user_groups/{members_group}/members/{ids['desdemona']}")
+    )
+    assert body["is_user_group_member"] is True
+    for path in (
+        "/user_groups",
+        f"/user_groups/{outer}/members",
+        f"/user_groups/{outer}/subgroups",
+    ):
+        assert_error(await env.client("polonius").get(path), "Not allowed for guest users")
+
+
+async def test_subgroups(env: TestEnv) -> None:
+    a = await _create(env, "a", ["hamlet"])
+    b = await _create(env, "b", ["hamlet"])
+    c = await _create(env, "c", ["hamlet"])
+    groups = await _groups(env)
+    admins = groups["role:administrators"]["id"]
+    client = env.client("hamlet")
+    assert_success(await client.post(f"/user_groups/{a}/subgroups", {"add": [b, admins]}))
+    assert_success(await client.post(f"/user_groups/{b}/subgroups", {"add": [c]}))
+    body = assert_success(await client.get(f"/user_groups/{a}/subgroups"))
+    owners = groups["role:owners"]["id"]
+    assert body["subgroups"] == sorted([b, c, admins, owners])
+    body = assert_success(
+        await client.get(f"/user_groups/{a}/subgroups", {"direct_subgroup_only": True})
+    )
+    assert body["subgroups"] == sorted([b, admins])
+    before = await _groups(env)
+    cases: list[tuple[int, dict[str, Any], str]] = [
+        (a, {}, 'Nothing to do. Specify at least one of "add" or "delete".'),
+        (a, {"add": [b]}, f"User group {b} is already a subgroup of this group."),
+        (c, {"add": [a]}, f"User group {c} is already a subgroup of one of the passed subgroups."),
+        (a, {"add": [a]}, f"User group {a} is already a subgroup of one of the passed subgroups."),
+        (a, {"add": [9999]}, "Invalid user group ID: 9999"),
+        (a, {"delete": [c]}, f"User group {c} is not a subgroup of this group."),
+        (admins, {"add": [a]}, "Insufficient permission"),
+        (9999, {"add": [a]}, "Invalid user group"),
+    ]
+    for target, params, msg in cases:
+        assert_error(await client.post(f"/user_groups/{target}/subgroups", params), msg)
+    assert await _groups(env) == before
+    assert_success(await client.post(f"/user_groups/{a}/subgroups", {"delete": [b]}))
+    assert (await _groups(env))["a"]["direct_subgroup_ids"] == [admins]

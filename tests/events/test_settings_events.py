@@ -1,0 +1,220 @@
+"""``user_settings``, legacy settings events and ``realm_user_settings_defaults``: applying
+them to old state gives the new state, for modern and legacy clients."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from tests.events.verify import register, verify_action
+from tests.helpers import TestEnv, assert_success
+
+MODERN = {"client_capabilities": {"user_settings_object": True}}
+
+
+def _patch(
+    env: TestEnv, params: dict[str, Any], user: str = "hamlet", url: str = "/settings"
+) -> Callable[[], Awaitable[None]]:
+    async def action() -> None:
+        assert_success(await env.client(user).patch(url, params))
+
+    return action
+
+
+def _without_id(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k != "id"} for e in events]
+
+
+async def test_register_state_keys(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    legacy = await register(env, hamlet)
+    assert legacy["user_settings"]["emojiset"] == "google"
+    assert legacy["twenty_four_hour_time"] is False
+    assert legacy["enable_sounds"] is True
+    assert legacy["timezone"] == ""
+    assert legacy["available_notification_sounds"] == ["chime", "ding", "zulip"]
+    assert legacy["realm_user_settings_defaults"]["default_language"] == "en"
+    assert legacy["drafts"] == []
+    modern = await register(env, hamlet, **MODERN)
+    assert "twenty_four_hour_time" not in modern
+    assert "enable_sounds" not in modern
+    assert "emojiset_choices" in modern["user_settings"]
+    only = await register(env, hamlet, fetch_event_types=["update_global_notifications"])
+    assert "enable_sounds" in only and "twenty_four_hour_time" not in only
+    assert "user_settings" not in only
+
+
+async def test_modern_setting_sends_only_user_settings(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    events = await verify_action(env, hamlet, _patch(env, {"user_list_style": 3}), num_events=1)
+    assert _without_id(events) == [
+        {"type": "user_settings", "op": "update", "property": "user_list_style", "value": 3}
+    ]
+    # Nobody else hears of it.
+    await verify_action(
+        env, env.users["othello"], _patch(env, {"user_list_style": 1}), num_events=0
+    )
+
+
+async def test_display_setting_legacy_and_modern(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    events = await verify_action(
+        env, hamlet, _patch(env, {"high_contrast_mode": True}), num_events=2
+    )
+    assert _without_id(events) == [
+        {"type": "user_settings", "op": "update", "property": "high_contrast_mode", "value": True},
+        {
+            "type": "update_display_settings",
+            "user": "hamlet@example.com",
+            "setting_name": "high_contrast_mode",
+            "setting": True,
+        },
+    ]
+    await verify_action(
+        env, hamlet, _patch(env, {"high_contrast_mode": False}), num_events=1, **MODERN
+    )
+
+
+async def test_notification_setting_legacy_and_modern(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    events = await verify_action(env, hamlet, _patch(env, {"enable_sounds": False}), num_events=2)
+    assert _without_id(events)[1] == {
+        "type": "update_global_notifications",
+        "user": "hamlet@example.com",
+        "notification_name": "enable_sounds",
+        "setting": False,
+    }
+    await verify_action(env, hamlet, _patch(env, {"enable_sounds": True}), num_events=1, **MODERN)
+
+
+async def test_default_language_names_the_language(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    events = await verify_action(env, hamlet, _patch(env, {"default_language": "de"}), num_events=2)
+    assert events[0]["language_name"] == "Deutsch"
+    assert events[1]["language_name"] == "Deutsch"
+    assert events[1]["setting_name"] == "default_language"
+
+
+async def test_several_settings_in_one_request(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    params = {"enter_sends": True, "wildcard_mentions_notify": False, "send_read_receipts": False}
+    events = await verify_action(env, hamlet, _patch(env, params), num_events=5)
+    assert [e["type"] for e in events] == [
+        "user_settings",
+        "update_display_settings",
+        "user_settings",
+        "update_global_notifications",
+        "user_settings",
+    ]
+
+
+async def test_timezone_tells_everyone(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    events = await verify_action(
+        env, hamlet, _patch(env, {"timezone": "Asia/Kolkata"}), num_events=3
+    )
+    assert _without_id(events)[2] == {
+        "type": "realm_user",
+        "op": "update",
+        "person": {"user_id": hamlet.id, "email": hamlet.email, "timezone": "Asia/Kolkata"},
+    }
+    assert events[1]["setting_name"] == "timezone"
+    events = await verify_action(
+        env, env.users["othello"], _patch(env, {"timezone": "Europe/Oslo"}), num_events=1
+    )
+    assert events[0]["person"]["timezone"] == "Europe/Oslo"
+
+
+@pytest.mark.parametrize("client_gravatar", [True, False])
+async def test_email_visibility_hidden_then_shown(env: TestEnv, client_gravatar: bool) -> None:
+    hamlet = env.users["hamlet"]
+    # Hamlet: the setting, the new API email, the avatar.
+    events = await verify_action(
+        env,
+        hamlet,
+        _patch(env, {"email_address_visibility": 4}),
+        num_events=3,
+        client_gravatar=client_gravatar,
+    )
+    dummy = f"user{hamlet.id}@hubbub.invalid"
+    assert events[1]["person"] == {"user_id": hamlet.id, "new_email": dummy}
+    assert set(events[2]["person"]) == {
+        "user_id",
+        "avatar_source",
+        "avatar_url",
+        "avatar_url_medium",
+        "avatar_version",
+    }
+    # Othello also loses access to the real address; then regains it.
+    events = await verify_action(
+        env,
+        env.users["othello"],
+        _patch(env, {"email_address_visibility": 1}),
+        num_events=3,
+        client_gravatar=client_gravatar,
+    )
+    assert events[0]["person"] == {"user_id": hamlet.id, "delivery_email": "hamlet@example.com"}
+    assert events[1]["person"] == {"user_id": hamlet.id, "new_email": "hamlet@example.com"}
+    # Always the URL, as in Zulip; a client with client_gravatar nulls it itself.
+    assert events[2]["person"]["avatar_url"].startswith("https://secure.gravatar.com/")
+
+
+async def test_email_visibility_between_hidden_levels(env: TestEnv) -> None:
+    assert_success(await env.client("hamlet").patch("/settings", {"email_address_visibility": 4}))
+    # Administrators only: the API email stays the dummy; only admins gain access.
+    events = await verify_action(
+        env, env.users["iago"], _patch(env, {"email_address_visibility": 3}), num_events=1
+    )
+    assert events[0]["person"] == {
+        "user_id": env.users["hamlet"].id,
+        "delivery_email": "hamlet@example.com",
+    }
+    await verify_action(
+        env, env.users["othello"], _patch(env, {"email_address_visibility": 2}), num_events=1
+    )
+    await verify_action(
+        env, env.users["polonius"], _patch(env, {"email_address_visibility": 5}), num_events=0
+    )
+
+
+async def test_full_name_change(env: TestEnv) -> None:
+    events = await verify_action(
+        env, env.users["othello"], _patch(env, {"full_name": "Prince Hamlet"}), num_events=1
+    )
+    assert events[0]["person"] == {"user_id": env.users["hamlet"].id, "full_name": "Prince Hamlet"}
+
+
+async def test_realm_defaults_event_to_everyone(env: TestEnv) -> None:
+    url = "/realm/user_settings_defaults"
+    for user in ("hamlet", "iago", "polonius"):
+        events = await verify_action(
+            env,
+            env.users[user],
+            _patch(env, {"emojiset": "text" if user != "iago" else "twitter"}, "iago", url),
+            num_events=1,
+        )
+    assert _without_id(events) == [
+        {
+            "type": "realm_user_settings_defaults",
+            "op": "update",
+            "property": "emojiset",
+            "value": "text",
+        }
+    ]
+    await verify_action(
+        env,
+        env.users["hamlet"],
+        _patch(env, {"email_address_visibility": 2, "enter_sends": True}, "iago", url),
+        num_events=2,
+    )
+
+
+async def test_unchanged_settings_send_nothing(env: TestEnv) -> None:
+    await verify_action(
+        env,
+        env.users["hamlet"],
+        _patch(env, {"enter_sends": False, "timezone": "", "emojiset": "google"}),
+        num_events=0,
+    )

@@ -1,0 +1,186 @@
+"""``user_group`` events from ``/user_groups``: shapes, recipients, and that old state plus
+the events equals a fresh ``realm_user_groups``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from tests.events.verify import verify_action
+from tests.helpers import TestEnv, assert_success
+
+
+def _call(
+    env: TestEnv, method: str, path: str, params: dict[str, Any] | None = None, user: str = "hamlet"
+) -> Callable[[], Awaitable[None]]:
+    async def action() -> None:
+        client = env.client(user)
+        assert_success(await getattr(client, method)(path, params or {}))
+
+    return action
+
+
+def _without_id(event: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in event.items() if k != "id"}
+
+
+async def _group_ids(env: TestEnv) -> dict[str, int]:
+    body = assert_success(await env.client("hamlet").get("/user_groups"))
+    return {g["name"]: g["id"] for g in body["user_groups"]}
+
+
+async def _create(env: TestEnv, name: str, members: list[str]) -> int:
+    params = {"name": name, "description": "", "members": [env.users[m].id for m in members]}
+    await _call(env, "post", "/user_groups/create", params)()
+    return (await _group_ids(env))[name]
+
+
+async def test_create_sends_add_to_everyone(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    params = {"name": "players", "description": "Actors", "members": [hamlet.id]}
+    for user in ("polonius", "othello"):
+        name = f"players-{user}"
+        events = await verify_action(
+            env,
+            env.users[user],
+            _call(env, "post", "/user_groups/create", {**params, "name": name}),
+            num_events=1,
+        )
+    ids = await _group_ids(env)
+    assert _without_id(events[0]) == {
+        "type": "user_group",
+        "op": "add",
+        "group": {
+            "id": ids["players-othello"],
+            "name": "players-othello",
+            "description": "Actors",
+            "members": [hamlet.id],
+            "direct_subgroup_ids": [],
+            "is_system_group": False,
+            "can_mention_group": ids["role:everyone"],
+        },
+    }
+
+
+async def test_update_sends_one_event_per_property(env: TestEnv) -> None:
+    group_id = await _create(env, "players", ["hamlet"])
+    admins = (await _group_ids(env))["role:administrators"]
+    params = {"name": "actors", "description": "New", "can_mention_group": admins}
+    events = await verify_action(
+        env,
+        env.users["othello"],
+        _call(env, "patch", f"/user_groups/{group_id}", params),
+        num_events=3,
+    )
+    assert [_without_id(e) for e in events] == [
+        {"type": "user_group", "op": "update", "group_id": group_id, "data": {key: value}}
+        for key, value in [
+            ("name", "actors"),
+            ("description", "New"),
+            ("can_mention_group", admins),
+        ]
+    ]
+    # Nothing changed, nothing sent.
+    await verify_action(
+        env,
+        env.users["othello"],
+        _call(env, "patch", f"/user_groups/{group_id}", {"name": "actors"}),
+        num_events=0,
+    )
+
+
+async def test_members_events(env: TestEnv) -> None:
+    group_id = await _create(env, "players", ["hamlet"])
+    ids = {name: user.id for name, user in env.users.items()}
+    path = f"/user_groups/{group_id}/members"
+    events = await verify_action(
+        env,
+        env.users["iago"],
+        _call(
+            env, "post", path, {"add": [ids["othello"], ids["shiva"]], "delete": [ids["hamlet"]]}
+        ),
+        num_events=2,
+    )
+    assert [_without_id(e) for e in events] == [
+        {
+            "type": "user_group",
+            "op": "add_members",
+            "group_id": group_id,
+            "user_ids": [ids["othello"], ids["shiva"]],
+        },
+        {
+            "type": "user_group",
+            "op": "remove_members",
+            "group_id": group_id,
+            "user_ids": [ids["hamlet"]],
+        },
+    ]
+    await verify_action(
+        env,
+        env.users["polonius"],
+        _call(env, "post", path, {"delete": [ids["othello"]]}, user="shiva"),
+        num_events=1,
+    )
+
+
+async def test_subgroup_events(env: TestEnv) -> None:
+    a = await _create(env, "a", ["hamlet"])
+    b = await _create(env, "b", [])
+    admins = (await _group_ids(env))["role:administrators"]
+    events = await verify_action(
+        env,
+        env.users["othello"],
+        _call(env, "post", f"/user_groups/{a}/subgroups", {"add": [b, admins]}),
+        num_events=1,
+    )
+    assert _without_id(events[0]) == {
+        "type": "user_group",
+        "op": "add_subgroups",
+        "group_id": a,
+        "direct_subgroup_ids": [b, admins],
+    }
+    events = await verify_action(
+        env,
+        env.users["othello"],
+        _call(env, "post", f"/user_groups/{a}/subgroups", {"delete": [admins]}),
+        num_events=1,
+    )
+    assert _without_id(events[0]) == {
+        "type": "user_group",
+        "op": "remove_subgroups",
+        "group_id": a,
+        "direct_subgroup_ids": [admins],
+    }
+
+
+async def test_delete_events(env: TestEnv) -> None:
+    a = await _create(env, "a", ["hamlet"])
+    b = await _create(env, "b", ["hamlet"])
+    await _call(env, "post", f"/user_groups/{a}/subgroups", {"add": [b]})()
+    events = await verify_action(
+        env, env.users["othello"], _call(env, "delete", f"/user_groups/{b}"), num_events=2
+    )
+    assert [_without_id(e) for e in events] == [
+        {"type": "user_group", "op": "remove_subgroups", "group_id": a, "direct_subgroup_ids": [b]},
+        {"type": "user_group", "op": "remove", "group_id": b},
+    ]
+    await verify_action(
+        env, env.users["othello"], _call(env, "delete", f"/user_groups/{a}"), num_events=1
+    )
+
+
+async def test_queues_without_user_groups(env: TestEnv) -> None:
+    await verify_action(
+        env,
+        env.users["othello"],
+        _call(env, "post", "/user_groups/create", {"name": "x", "description": ""}),
+        num_events=0,
+        event_types=["realm"],
+    )
+    await verify_action(
+        env,
+        env.users["othello"],
+        _call(env, "post", "/user_groups/create", {"name": "y", "description": ""}),
+        num_events=1,
+        fetch_event_types=["realm"],
+    )
