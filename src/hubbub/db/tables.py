@@ -462,3 +462,33 @@ user_message = sa.Table(
         postgresql_where=sa.text("(flags & 2) != 0"),
     ),
 )
+
+# One user's emoji reaction to a message. The key is the emoji's code (and type), not its
+# name: Zulip treats two names of one emoji as the same reaction.
+reaction = sa.Table(
+    "reaction",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("message_id", sa.ForeignKey("message.id", ondelete="CASCADE"), nullable=False),
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("emoji_name", sa.String(64), nullable=False),
+    sa.Column("emoji_code", sa.String(64), nullable=False),
+    # "unicode_emoji", "realm_emoji" or "zulip_extra_emoji".
+    sa.Column("reaction_type", sa.String(30), nullable=False),
+    sa.UniqueConstraint("user_profile_id", "message_id", "emoji_code", "reaction_type"),
+    sa.Index("ix_reaction_message_id", "message_id"),
+)
+
+# Widget data attached to a message (polls, to-do lists), newest last.
+submessage = sa.Table(
+    "submessage",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("message_id", sa.ForeignKey("message.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("sender_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("msg_type", sa.String(100), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Index("ix_submessage_message_id", "message_id"),
+)

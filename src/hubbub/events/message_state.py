@@ -172,12 +172,59 @@ def _add_unread(
         return
     entry["unread_message_ids"].append(message_id)
     entry["unread_message_ids"].sort()
+    _order_conversations(state)
     if not is_muted:
         state["count"] += 1
     wildcard = flags & (STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED)
     if flags & MENTIONED or (wildcard and not is_muted):
         state["mentions"].append(message_id)
         state["mentions"].sort()
+
+
+def remove_unread_ids(state: dict[str, Any], message_ids: set[int]) -> None:
+    """Take messages out of an ``unread_msgs`` state (read, deleted or moved away):
+    conversations left empty disappear and ``count`` is recomputed."""
+    for part in ("streams", "pms", "huddles"):
+        kept = []
+        for entry in state[part]:
+            entry["unread_message_ids"] = [
+                mid for mid in entry["unread_message_ids"] if mid not in message_ids
+            ]
+            if entry["unread_message_ids"]:
+                kept.append(entry)
+        state[part] = kept
+    state["mentions"] = [mid for mid in state["mentions"] if mid not in message_ids]
+    _order_conversations(state)
+
+
+def _order_conversations(state: dict[str, Any]) -> None:
+    # Conversations are listed in the order of their oldest unread message, as a fresh
+    # fetch lists them (a message marked unread again can move its conversation up).
+    for part in ("streams", "pms", "huddles"):
+        state[part].sort(key=lambda e: e["unread_message_ids"][0])
+
+
+def add_unread_message(
+    register_state: dict[str, Any], info: dict[str, Any], flags: list[str]
+) -> None:
+    """Add one unread message to a whole register state's ``unread_msgs``. ``info`` is
+    ``{"id", "sender_id", "type": "stream", "stream_id", "topic"}``, ``{..., "type":
+    "private", "other_user_id"}`` or ``{..., "type": "huddle", "user_ids"}``; mute
+    settings come from the state's own subscriptions and user topics."""
+    muted, policies = _state_mute_data(register_state)
+    _add_unread(register_state["unread_msgs"], info, _flags_value(flags), muted, policies)
+
+
+def recount_unread(register_state: dict[str, Any]) -> None:
+    """Recompute ``unread_msgs.count`` (unread messages outside muted streams and topics)
+    after messages left it or moved between conversations."""
+    unread = register_state["unread_msgs"]
+    muted, policies = _state_mute_data(register_state)
+    count = sum(len(e["unread_message_ids"]) for e in (*unread["pms"], *unread["huddles"]))
+    for entry in unread["streams"]:
+        if not _is_muted(entry["stream_id"], entry["topic"], muted, policies):
+            count += len(entry["unread_message_ids"])
+    unread["count"] = count
 
 
 async def _recent_private_conversations(

@@ -17,6 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 from hubbub.events import (
     linkifier_state,
+    message_delete_state,
+    message_edit_state,
     message_state,
     muting_state,
     presence_state,
@@ -109,6 +111,8 @@ _PARTS: tuple[
     (muting_state.fetch, muting_state.apply),
     (presence_state.fetch, presence_state.apply),
     (message_state.fetch, message_state.apply),
+    (message_edit_state.fetch, message_edit_state.apply),
+    (message_delete_state.fetch, message_delete_state.apply),
 )
 
 

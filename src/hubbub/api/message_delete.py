@@ -1,0 +1,1 @@
+"""Placeholder: filled in by the message lifecycle work (issue 7)."""
