@@ -26,3 +26,10 @@ class Tx:
 
     def notify(self, realm_id: int, event: dict[str, Any], user_ids: Iterable[int]) -> None:
         self.notices.append(Notice(realm_id, event, tuple(user_ids)))
+
+    def notify_public_stream_queues(
+        self, realm_id: int, event: dict[str, Any], recipients: Iterable[int]
+    ) -> None:
+        """Send a public stream's event to the realm's ``all_public_streams`` queues of
+        users who are not among its recipients (those get it through ``notify``)."""
+        self.notices.append(Notice(realm_id, event, (), frozenset(recipients)))

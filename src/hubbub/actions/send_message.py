@@ -288,7 +288,15 @@ async def check_send_message(
             .where(stream.c.id == target.id, stream.c.first_message_id.is_(None))
             .values(first_message_id=message_id)
         )
-    await notify_new_message(tx, sender, message_id, content, flags, req)
+    await notify_new_message(
+        tx,
+        sender,
+        message_id,
+        content,
+        flags,
+        req,
+        public_stream=target is not None and not target.invite_only,
+    )
     policy = None
     if target is not None:
         policy = await apply_automatic_policies(
@@ -347,6 +355,8 @@ async def notify_new_message(
     raw_content: str,
     flags: dict[int, int],
     req: SendRequest,
+    *,
+    public_stream: bool,
 ) -> None:
     """One ``message`` event per distinct flags value. The event carries the rendered
     form; the private mark gives each queue what it registered for (raw Markdown
@@ -370,3 +380,8 @@ async def notify_new_message(
     for value, uids in by_flags.items():
         event = {"type": "message", "message": item, "flags": flag_names(value), MESSAGE_MARK: mark}
         tx.notify(sender.realm_id, event, uids)
+    if public_stream:
+        # Queues registered with ``all_public_streams`` (bots mirroring a whole realm) get
+        # every public stream message; a user without a row for it gets no flags, as Zulip.
+        event = {"type": "message", "message": item, "flags": [], MESSAGE_MARK: mark}
+        tx.notify_public_stream_queues(sender.realm_id, event, flags)

@@ -65,6 +65,9 @@ async def register(
 ) -> Payload:
     """Register an event queue"""
     services = req.services
+    if all_public_streams and req.me.is_guest:
+        # Guests cannot read public streams they are not subscribed to.
+        raise JsonableError("User not authorized for this query")
     spec = QueueSpec(
         queue_id=str(uuid.uuid4()),
         user_id=req.me.id,

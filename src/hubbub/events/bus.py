@@ -30,6 +30,9 @@ class Notice:
     realm_id: int
     event: dict[str, Any]
     user_ids: tuple[int, ...]
+    # A public stream's message also goes to the realm's ``all_public_streams`` queues of
+    # users other than these (its recipients, who get it through ``user_ids``).
+    public_stream_except: frozenset[int] | None = None
 
 
 class EventBus(Protocol):
@@ -96,6 +99,8 @@ class MemoryEventBus:
         self.heartbeat_seconds = heartbeat_seconds
         self._queues: dict[str, _MemoryQueue] = {}
         self._by_user: dict[int, set[str]] = {}
+        # realm id -> its queues registered with ``all_public_streams``.
+        self._public: dict[int, set[str]] = {}
         # Only a started bus (a server) saves queues: a command-line process that merely
         # shares the data directory must not overwrite the server's saved queues.
         self._started = False
@@ -151,6 +156,8 @@ class MemoryEventBus:
     def _add(self, queue: _MemoryQueue) -> None:
         self._queues[queue.spec.queue_id] = queue
         self._by_user.setdefault(queue.spec.user_id, set()).add(queue.spec.queue_id)
+        if queue.spec.all_public_streams:
+            self._public.setdefault(queue.spec.realm_id, set()).add(queue.spec.queue_id)
 
     async def create_queue(self, spec: QueueSpec, now: float) -> None:
         self._add(_MemoryQueue(spec, now))
@@ -164,17 +171,24 @@ class MemoryEventBus:
         if queue is None:
             raise BadEventQueueIdError(queue_id)
         self._by_user.get(queue.spec.user_id, set()).discard(queue_id)
+        self._public.get(queue.spec.realm_id, set()).discard(queue_id)
         if queue.waiter is not None:
             queue.waiter.set()
 
     async def publish(self, notices: list[Notice]) -> None:
         for notice in notices:
-            for user_id in notice.user_ids:
-                for queue_id in self._by_user.get(user_id, ()):
-                    queue = self._queues[queue_id]
-                    shaped = shape_event(notice.event, queue.spec)
-                    if shaped is not None:
-                        queue.push(shaped)
+            queue_ids = [q for u in notice.user_ids for q in self._by_user.get(u, ())]
+            if notice.public_stream_except is not None:
+                queue_ids += [
+                    q
+                    for q in self._public.get(notice.realm_id, ())
+                    if self._queues[q].spec.user_id not in notice.public_stream_except
+                ]
+            for queue_id in queue_ids:
+                queue = self._queues[queue_id]
+                shaped = shape_event(notice.event, queue.spec)
+                if shaped is not None:
+                    queue.push(shaped)
 
     async def get_events(
         self, queue_id: str, last_event_id: int | None, *, block: bool, now: float

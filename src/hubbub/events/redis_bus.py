@@ -99,6 +99,10 @@ class RedisEventBus:
     def _uq(self, user_id: int) -> str:
         return f"{self.ns}:uq:{user_id}"
 
+    def _pq(self, realm_id: int) -> str:
+        """The realm's queues registered with ``all_public_streams``."""
+        return f"{self.ns}:pq:{realm_id}"
+
     async def start(self) -> None:
         self._pubsub = self.redis.pubsub()
         await self._pubsub.subscribe(f"{self.ns}:wake")
@@ -145,6 +149,8 @@ class RedisEventBus:
                 },
             )
             pipe.sadd(self._uq(spec.user_id), spec.queue_id)
+            if spec.all_public_streams:
+                pipe.sadd(self._pq(spec.realm_id), spec.queue_id)
             pipe.zadd(f"{self.ns}:queues", {spec.queue_id: now + spec.lifespan_seconds})
             await pipe.execute()
         self._specs[spec.queue_id] = spec
@@ -168,6 +174,7 @@ class RedisEventBus:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(self._q(queue_id), self._qe(queue_id))
             pipe.srem(self._uq(spec.user_id), queue_id)
+            pipe.srem(self._pq(spec.realm_id), queue_id)
             pipe.zrem(f"{self.ns}:queues", queue_id)
             pipe.publish(f"{self.ns}:wake", queue_id)
             await pipe.execute()
@@ -175,33 +182,48 @@ class RedisEventBus:
 
     async def publish(self, notices: list[Notice]) -> None:
         user_ids = sorted({u for notice in notices for u in notice.user_ids})
-        if not user_ids:
+        public_realms = sorted({n.realm_id for n in notices if n.public_stream_except is not None})
+        if not user_ids and not public_realms:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
             for user_id in user_ids:
                 pipe.smembers(self._uq(user_id))
+            for realm_id in public_realms:
+                pipe.smembers(self._pq(realm_id))
             memberships = await pipe.execute()
         queues_of = {
             user_id: [q.decode() for q in members]
-            for user_id, members in zip(user_ids, memberships, strict=True)
+            for user_id, members in zip(user_ids, memberships[: len(user_ids)], strict=True)
         }
-        specs = await self._load_specs({q for queues in queues_of.values() for q in queues})
+        public_of = {
+            realm_id: [q.decode() for q in members]
+            for realm_id, members in zip(public_realms, memberships[len(user_ids) :], strict=True)
+        }
+        specs = await self._load_specs(
+            {q for queues in (*queues_of.values(), *public_of.values()) for q in queues}
+        )
         # Every push and its wake-up go in one round trip; a queue deleted meanwhile makes
         # its push a no-op (the script checks), and waking nobody is harmless.
         woken: set[str] = set()
         async with self.redis.pipeline(transaction=False) as pipe:
             for notice in notices:
-                for user_id in notice.user_ids:
-                    for queue_id in queues_of.get(user_id, ()):
-                        spec = specs.get(queue_id)
-                        shaped = shape_event(notice.event, spec) if spec else None
-                        if shaped is None:
-                            continue
-                        body = orjson.dumps(shaped).decode()
-                        await self._push(
-                            keys=[self._q(queue_id), self._qe(queue_id)], args=[body], client=pipe
-                        )
-                        woken.add(queue_id)
+                targets = [q for u in notice.user_ids for q in queues_of.get(u, ())]
+                if notice.public_stream_except is not None:
+                    targets += [
+                        q
+                        for q in public_of.get(notice.realm_id, ())
+                        if q in specs and specs[q].user_id not in notice.public_stream_except
+                    ]
+                for queue_id in targets:
+                    spec = specs.get(queue_id)
+                    shaped = shape_event(notice.event, spec) if spec else None
+                    if shaped is None:
+                        continue
+                    body = orjson.dumps(shaped).decode()
+                    await self._push(
+                        keys=[self._q(queue_id), self._qe(queue_id)], args=[body], client=pipe
+                    )
+                    woken.add(queue_id)
             for queue_id in woken:
                 pipe.publish(f"{self.ns}:wake", queue_id)
             if woken:
