@@ -33,6 +33,9 @@ class ErrorCode(StrEnum):
     BAD_NARROW = "BAD_NARROW"
     STREAM_WILDCARD_MENTION_NOT_ALLOWED = "STREAM_WILDCARD_MENTION_NOT_ALLOWED"
     TOPIC_WILDCARD_MENTION_NOT_ALLOWED = "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
+    # Feature level 193 (Zulip 8.0); BAD_REQUEST before.
+    REACTION_ALREADY_EXISTS = "REACTION_ALREADY_EXISTS"
+    REACTION_DOES_NOT_EXIST = "REACTION_DOES_NOT_EXIST"
 
 
 class ApiError(Exception):
@@ -256,3 +259,17 @@ class TopicWildcardMentionNotAllowedError(ApiError):
 
     def __init__(self) -> None:
         super().__init__("You do not have permission to use topic wildcard mentions in this topic.")
+
+
+class ReactionExistsError(ApiError):
+    code = ErrorCode.REACTION_ALREADY_EXISTS
+
+    def __init__(self) -> None:
+        super().__init__("Reaction already exists.")
+
+
+class ReactionDoesNotExistError(ApiError):
+    code = ErrorCode.REACTION_DOES_NOT_EXIST
+
+    def __init__(self) -> None:
+        super().__init__("Reaction doesn't exist.")

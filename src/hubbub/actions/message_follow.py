@@ -9,6 +9,10 @@
 - Users mentioned by name (not by wildcard or group) who receive the message follow the
   topic when ``automatically_follow_topics_where_mentioned`` is on (feature level 235).
 
+- Reacting to a stream message or adding a submessage to it is "participation" too
+  (policy value 1): the topic is followed, or unmuted in a muted stream; a followed topic
+  is never lowered.
+
 Each change goes through the ordinary user-topic action, so clients get the usual
 ``muted_topics`` and ``user_topic`` events.
 """
@@ -22,7 +26,7 @@ import sqlalchemy as sa
 from hubbub.actions.user_topics import do_set_user_topic_visibility_policy
 from hubbub.db.tables import message
 from hubbub.models import Stream, User
-from hubbub.queries.streams import get_subscription
+from hubbub.queries.streams import get_stream_by_id, get_subscription
 from hubbub.queries.user_settings import get_user_settings
 from hubbub.queries.user_topics import VisibilityPolicy, get_user_topic
 from hubbub.queries.users import get_user_by_id
@@ -98,3 +102,30 @@ async def apply_automatic_policies(
             tx, user, target, topic, VisibilityPolicy.FOLLOWED, now=now
         )
     return result
+
+
+async def apply_participation_policy(
+    tx: Tx, user: User, stream_id: int, topic: str, *, now: float
+) -> None:
+    """A reaction or submessage in a topic: the policies that apply on participation."""
+    if user.is_bot:
+        return
+    settings = await get_user_settings(tx.conn, user.id)
+    follow = settings["automatically_follow_topics_policy"]
+    unmute = settings["automatically_unmute_topics_in_muted_streams_policy"]
+    if _PARTICIPATION not in (follow, unmute):
+        return
+    sub = await get_subscription(tx.conn, user.id, stream_id)
+    if sub is None or not sub.active:
+        return
+    if follow == _PARTICIPATION:
+        new = VisibilityPolicy.FOLLOWED
+    elif sub.is_muted and unmute == _PARTICIPATION:
+        new = VisibilityPolicy.UNMUTED
+    else:
+        return
+    target = await get_stream_by_id(tx.conn, user.realm_id, stream_id)
+    assert target is not None
+    if await _current(tx, user.id, target, topic) in (new, VisibilityPolicy.FOLLOWED):
+        return
+    await do_set_user_topic_visibility_policy(tx, user, target, topic, new, now=now)

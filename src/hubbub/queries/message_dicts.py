@@ -24,8 +24,9 @@ from hubbub.db.tables import (
     user_profile,
 )
 from hubbub.markdown import Linkifier, RenderContext, topic_links
-from hubbub.models import User
+from hubbub.models import Realm, User
 from hubbub.queries.linkifiers import linkifiers_for_realm
+from hubbub.queries.reactions import get_reaction_dicts, get_submessage_dicts
 from hubbub.queries.user_dicts import avatar_url
 
 # recipient.type values, Zulip's numbering.
@@ -139,7 +140,12 @@ async def get_message_dicts(
         for lk in await linkifiers_for_realm(conn, viewer.realm_id)
     ]
     link_ctx = RenderContext(linkifiers=linkifiers)
+    found_ids = [r.id for r in rows]
+    reactions = await get_reaction_dicts(conn, found_ids)
+    submessages = await get_submessage_dicts(conn, found_ids)
     result: dict[int, dict[str, Any]] = {}
+    # The realm's allow_edit_history, read on the first edited message.
+    history_shown: bool | None = None
     for row in rows:
         sender = users[row.sender_id]
         rtype, type_id, target = recipients[row.recipient_id]
@@ -154,14 +160,14 @@ async def get_message_dicts(
             "content_type": "text/html" if apply_markdown else "text/x-markdown",
             "id": row.id,
             "is_me_message": row.is_me_message,
-            "reactions": [],
+            "reactions": reactions.get(row.id, []),
             "recipient_id": row.recipient_id,
             "sender_email": sender.email,
             "sender_full_name": sender.full_name,
             "sender_id": sender.id,
             "sender_realm_str": realm_str,
             "subject": row.topic,
-            "submessages": [],
+            "submessages": submessages.get(row.id, []),
             "timestamp": int(row.date_sent),
             "topic_links": topic_links(row.topic, link_ctx) if linkifiers else [],
         }
@@ -178,7 +184,12 @@ async def get_message_dicts(
             item["display_recipient"] = [display_person(users[uid]) for uid in sorted(member_ids)]
         if row.last_edit_time is not None:
             item["last_edit_timestamp"] = int(row.last_edit_time)
-            if row.edit_history:
+            if row.edit_history and history_shown is None:
+                query = sa.select(realm).where(realm.c.id == viewer.realm_id)
+                found = Realm.from_row((await conn.execute(query)).one())
+                history_shown = bool(found.setting("allow_edit_history"))
+            # Zulip leaves the history out where the realm hides it.
+            if row.edit_history and history_shown:
                 item["edit_history"] = orjson.loads(row.edit_history)
         result[row.id] = item
     return result
