@@ -64,6 +64,10 @@ GRAVATAR_MARK = "_hubbub_gravatar"
 # A ``message`` event carries the rendered message plus this private mark (raw content,
 # whether the avatar is a Gravatar, the sending queue and its local id); see below.
 MESSAGE_MARK = "_hubbub_message"
+# A ``delete_message`` event is published in two forms, marked "bulk" (``message_ids``) or
+# "single" (one event per message, ``message_id``); each queue keeps one form, by its
+# ``bulk_message_deletion`` capability, as Zulip's per-queue expansion does.
+DELETE_FORM_MARK = "_hubbub_delete_form"
 
 # Events that repeat a ``user_settings`` update for clients older than feature level 89;
 # clients that announce the ``user_settings_object`` capability do not get them.
@@ -87,6 +91,11 @@ def shape_event(event: dict[str, Any], spec: QueueSpec) -> dict[str, Any] | None
     ):
         # URL templates (feature level 176) are not for clients without the capability.
         return None
+    if DELETE_FORM_MARK in event:
+        bulk = bool(spec.client_capabilities.get("bulk_message_deletion"))
+        if (event[DELETE_FORM_MARK] == "bulk") != bulk:
+            return None
+        return {k: v for k, v in event.items() if k != DELETE_FORM_MARK}
     if event["type"] == "presence":
         # Slim clients identify people by id, old ones by email; each gets one key.
         drop = "email" if spec.slim_presence else "user_id"
