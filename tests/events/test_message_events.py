@@ -189,3 +189,38 @@ async def test_starred_messages_state(env: TestEnv) -> None:
     assert "max_message_id" not in await register(
         env, env.users["hamlet"], fetch_event_types=["realm"]
     )
+
+
+async def test_muting_recounts_unread_messages(env: TestEnv) -> None:
+    await env.subscribe("hamlet", "Denmark")
+    stream_id = (await env.subscribe("othello", "Denmark")).id
+    await send_stream_message(env, "hamlet", "Denmark", "unread for othello", "muteme")
+    await send_stream_message(env, "hamlet", "Denmark", "another one", "other")
+    params: dict[str, Any] = {
+        "event_types": ["message", "update_message_flags", "subscription", "user_topic"]
+    }
+
+    async def mute_stream() -> None:
+        assert_success(
+            await env.client("othello").post(
+                "/users/me/subscriptions/properties",
+                {
+                    "subscription_data": [
+                        {"stream_id": stream_id, "property": "is_muted", "value": True}
+                    ]
+                },
+            )
+        )
+
+    async def unmute_topic() -> None:
+        assert_success(
+            await env.client("othello").post(
+                "/user_topics",
+                {"stream_id": stream_id, "topic": "muteme", "visibility_policy": 2},
+            )
+        )
+
+    for action, expected in ((mute_stream, 0), (unmute_topic, 1)):
+        await verify_action(env, env.users["othello"], action, **params)
+        state = await register(env, env.users["othello"], **params)
+        assert state["unread_msgs"]["count"] == expected

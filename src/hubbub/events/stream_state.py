@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.events.message_state import recount_unread
 from hubbub.models import User
 from hubbub.queries.streams import (
     can_access_stream_metadata,
@@ -246,4 +247,10 @@ def apply_stream_event(
             state["muted_topics"] = event["muted_topics"]
     else:
         return False
+    if "unread_msgs" in state and (
+        kind == "user_topic"
+        or (kind == "subscription" and event.get("property") in ("is_muted", "in_home_view"))
+    ):
+        # The unread count leaves out muted streams and topics.
+        recount_unread(state)
     return True
