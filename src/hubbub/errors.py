@@ -36,6 +36,7 @@ class ErrorCode(StrEnum):
     # Feature level 193 (Zulip 8.0); BAD_REQUEST before.
     REACTION_ALREADY_EXISTS = "REACTION_ALREADY_EXISTS"
     REACTION_DOES_NOT_EXIST = "REACTION_DOES_NOT_EXIST"
+    MOVE_MESSAGES_TIME_LIMIT_EXCEEDED = "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED"
 
 
 class ApiError(Exception):
@@ -273,3 +274,24 @@ class ReactionDoesNotExistError(ApiError):
 
     def __init__(self) -> None:
         super().__init__("Reaction doesn't exist.")
+
+
+class MoveMessagesTimeLimitError(ApiError):
+    """A ``change_all`` move that reaches past the mover's time limit (feature level 172):
+    the response says how much of the topic they may move."""
+
+    code = ErrorCode.MOVE_MESSAGES_TIME_LIMIT_EXCEEDED
+    data_fields = (
+        "first_message_id_allowed_to_move",
+        "total_messages_in_topic",
+        "total_messages_allowed_to_move",
+    )
+
+    def __init__(self, first_allowed: int | None, total: int, allowed: int) -> None:
+        super().__init__(
+            f"You only have permission to move the {allowed}/{total}"
+            " most recent messages in this topic."
+        )
+        self.first_message_id_allowed_to_move = first_allowed
+        self.total_messages_in_topic = total
+        self.total_messages_allowed_to_move = allowed

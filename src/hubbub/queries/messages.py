@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.tables import message, recipient, stream, subscription, user_message
 from hubbub.errors import JsonableError
-from hubbub.models import User
+from hubbub.models import Stream, User
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
 
 # Zulip's user_message flag bits, in bit order (the order flag names are listed in).
@@ -97,6 +97,12 @@ async def _can_read_stream_history(conn: AsyncConnection, user: User, stream_id:
     target = (await conn.execute(sa.select(stream).where(stream.c.id == stream_id))).first()
     if target is None:
         return False
+    return await can_access_stream_history(conn, user, Stream.from_row(target))
+
+
+async def can_access_stream_history(conn: AsyncConnection, user: User, target: Stream) -> bool:
+    """Whether every message of the stream is readable to ``user``, rows or not: a public
+    stream for non-guests, or a stream with shared history the user is subscribed to."""
     if not target.invite_only and not user.is_guest:
         return True
     if not target.history_public_to_subscribers:
@@ -105,7 +111,7 @@ async def _can_read_stream_history(conn: AsyncConnection, user: User, stream_id:
         await conn.execute(
             sa.select(subscription.c.id).where(
                 subscription.c.user_profile_id == user.id,
-                subscription.c.stream_id == stream_id,
+                subscription.c.stream_id == target.id,
                 subscription.c.active,
             )
         )
