@@ -67,6 +67,8 @@ HUBBUB_EXTENSIONS: dict[tuple[str, str], str] = {
     "(the official client's update_notification_settings)",
     ("POST", "/users/me/presence"): "Zulip's presence update, which every client sends and "
     "its document omits",
+    ("POST", "/submessage"): "Zulip's widget data endpoint (polls, to-do lists), which its "
+    "web and mobile apps send and its document omits",
 }
 
 STATUS_TESTED = "implemented + tested"
