@@ -21,6 +21,7 @@ from hubbub import search
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
+    reaction,
     recipient,
     stream,
     subscription,
@@ -60,14 +61,20 @@ class NarrowQuery:
     # A positive stream term: stream muting then hides nothing (the user asked for it).
     names_stream: bool = False
 
-    def from_clause(self) -> sa.FromClause:
-        on = sa.and_(
+    def from_clause(self, *, above: int | None = None, below: int | None = None) -> sa.FromClause:
+        on = [
             user_message.c.message_id == message.c.id,
             user_message.c.user_profile_id == self.user.id,
-        )
+        ]
+        # Id bounds repeated on the user's rows: PostgreSQL does not carry an inequality
+        # across the join's equality, and without them scans the rows from the first.
+        if above is not None:
+            on.append(user_message.c.message_id > above)
+        if below is not None:
+            on.append(user_message.c.message_id < below)
         if self.include_history:
-            return message.outerjoin(user_message, on)
-        return message.join(user_message, on)
+            return message.outerjoin(user_message, sa.and_(*on))
+        return message.join(user_message, sa.and_(*on))
 
     def flags(self) -> ColumnElement[int]:
         return sa.func.coalesce(user_message.c.flags, READ | HISTORICAL)
@@ -84,8 +91,20 @@ class NarrowQuery:
             )
         return sa.and_(visible, *self.conditions)
 
-    def select(self, *columns: Any) -> sa.Select[Any]:
-        return sa.select(*columns).select_from(self.from_clause()).where(self.where())
+    def select(
+        self, *columns: Any, above: int | None = None, below: int | None = None
+    ) -> sa.Select[Any]:
+        """Matching messages, optionally only those with ids strictly between bounds."""
+        bounds = []
+        if above is not None:
+            bounds.append(message.c.id > above)
+        if below is not None:
+            bounds.append(message.c.id < below)
+        return (
+            sa.select(*columns)
+            .select_from(self.from_clause(above=above, below=below))
+            .where(self.where(), *bounds)
+        )
 
 
 def flag_set(flags: ColumnElement[int], bits: int) -> ColumnElement[bool]:
@@ -370,8 +389,7 @@ async def _term_condition(
         return _is_condition(user, str(operand), flags, has_stream)
     if op == "has":
         if operand == "reaction":
-            # No reactions are stored yet (reactions are a later issue).
-            return sa.false()
+            return sa.exists().where(reaction.c.message_id == message.c.id)
         return {"link": message.c.has_link, "image": message.c.has_image}.get(
             str(operand), message.c.has_attachment
         ) == sa.true()

@@ -292,3 +292,24 @@ async def test_ignored_parameters_are_reported(env: TestEnv) -> None:
     message_id = await _denmark_message(env)
     body = assert_success(await _react(env, "hamlet", message_id, emoji_name="smile", emoji="x"))
     assert body["ignored_parameters_unsupported"] == ["emoji"]
+
+
+async def test_has_reaction_narrow(env: TestEnv) -> None:
+    await env.subscribe("hamlet", "Denmark")
+    reacted = await send_stream_message(env, "hamlet", "Denmark", "react to me")
+    await send_stream_message(env, "hamlet", "Denmark", "leave me alone")
+    assert_success(await _react(env, "hamlet", reacted, emoji_name="smile"))
+    params = {"anchor": "newest", "num_before": 10, "num_after": 0}
+    found = assert_success(
+        await env.client("hamlet").get(
+            "/messages", {**params, "narrow": [{"operator": "has", "operand": "reaction"}]}
+        )
+    )
+    assert [m["id"] for m in found["messages"]] == [reacted]
+    assert_success(await _unreact(env, "hamlet", reacted, emoji_name="smile"))
+    found = assert_success(
+        await env.client("hamlet").get(
+            "/messages", {**params, "narrow": [{"operator": "has", "operand": "reaction"}]}
+        )
+    )
+    assert found["messages"] == []

@@ -21,9 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub.db.tables import (
     message,
     recipient,
-    subscription,
     user_message,
-    user_topic,
 )
 from hubbub.events.context import StateContext
 from hubbub.queries.message_dicts import (
@@ -32,6 +30,7 @@ from hubbub.queries.message_dicts import (
     RECIPIENT_STREAM,
     get_direct_message_group_members,
 )
+from hubbub.queries.message_flags import get_mute_data, is_muted_topic
 from hubbub.queries.messages import (
     IS_PRIVATE,
     MENTIONED,
@@ -44,41 +43,6 @@ from hubbub.queries.messages import (
 
 MAX_UNREAD_MESSAGES = 50000
 MAX_RECENT_PRIVATE_MESSAGES = 1000
-# user_topic visibility policies.
-_MUTED, _UNMUTED, _FOLLOWED = 1, 2, 3
-
-
-def _is_muted(
-    stream_id: int, topic: str, muted_streams: set[int], policies: dict[tuple[int, str], int]
-) -> bool:
-    policy = policies.get((stream_id, topic.lower()))
-    if policy == _MUTED:
-        return True
-    if policy in (_UNMUTED, _FOLLOWED):
-        return False
-    return stream_id in muted_streams
-
-
-async def _mute_data(
-    conn: AsyncConnection, user_id: int
-) -> tuple[set[int], dict[tuple[int, str], int]]:
-    muted = {
-        sid
-        for (sid,) in await conn.execute(
-            sa.select(subscription.c.stream_id).where(
-                subscription.c.user_profile_id == user_id, subscription.c.is_muted
-            )
-        )
-    }
-    policies = {
-        (r.stream_id, r.topic_name.lower()): r.visibility_policy
-        for r in await conn.execute(
-            sa.select(
-                user_topic.c.stream_id, user_topic.c.topic_name, user_topic.c.visibility_policy
-            ).where(user_topic.c.user_profile_id == user_id)
-        )
-    }
-    return muted, policies
 
 
 async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
@@ -103,7 +67,7 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
     )
     missing = len(rows) > MAX_UNREAD_MESSAGES
     rows = sorted(rows[:MAX_UNREAD_MESSAGES], key=lambda r: r.message_id)
-    muted, policies = await _mute_data(conn, user_id)
+    muted, policies = await get_mute_data(conn, user_id)
     members = await get_direct_message_group_members(
         conn, {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
     )
@@ -139,7 +103,7 @@ def _add_unread(
     message_id = info["id"]
     is_muted = False
     if info["type"] == "stream":
-        is_muted = _is_muted(info["stream_id"], info["topic"], muted, policies)
+        is_muted = is_muted_topic(info["stream_id"], info["topic"], muted, policies)
         entry = next(
             (
                 e
@@ -183,7 +147,8 @@ def _add_unread(
 
 def remove_unread_ids(state: dict[str, Any], message_ids: set[int]) -> None:
     """Take messages out of an ``unread_msgs`` state (read, deleted or moved away):
-    conversations left empty disappear and ``count`` is recomputed."""
+    conversations left empty disappear. ``count`` needs the mute settings, which live
+    elsewhere in the register state: follow with ``recount_unread``."""
     for part in ("streams", "pms", "huddles"):
         kept = []
         for entry in state[part]:
@@ -222,7 +187,7 @@ def recount_unread(register_state: dict[str, Any]) -> None:
     muted, policies = _state_mute_data(register_state)
     count = sum(len(e["unread_message_ids"]) for e in (*unread["pms"], *unread["huddles"]))
     for entry in unread["streams"]:
-        if not _is_muted(entry["stream_id"], entry["topic"], muted, policies):
+        if not is_muted_topic(entry["stream_id"], entry["topic"], muted, policies):
             count += len(entry["unread_message_ids"])
     unread["count"] = count
 
@@ -350,8 +315,54 @@ def _apply_message(state: dict[str, Any], event: dict[str, Any]) -> None:
         _add_unread(state["unread_msgs"], info, _flags_value(flags), muted, policies)
 
 
+def _unread_info(me: int | None, message_id: int, details: dict[str, Any]) -> dict[str, Any]:
+    """An ``add_unread_message`` info from one entry of an event's ``message_details``."""
+    info: dict[str, Any] = {"id": message_id, "sender_id": None}
+    if details["type"] == "stream":
+        info.update(type="stream", stream_id=details["stream_id"], topic=details["topic"])
+        return info
+    others = [uid for uid in details["user_ids"] if uid != me]
+    if len(others) <= 1:
+        # No one else: a message to oneself.
+        info.update(type="private", other_user_id=others[0] if others else me)
+    else:
+        info.update(type="huddle", user_ids=sorted([*others, *([me] if me is not None else [])]))
+    return info
+
+
+def _apply_flags(state: dict[str, Any], event: dict[str, Any]) -> None:
+    flag, adding, ids = event["flag"], event["op"] == "add", event["messages"]
+    if "max_message_id" in state and ids:
+        # Every listed message has a row now: changing a flag of stream history the user
+        # never received creates one.
+        state["max_message_id"] = max(state["max_message_id"], *ids)
+    if flag == "starred" and "starred_messages" in state:
+        starred = set(state["starred_messages"])
+        starred = starred | set(ids) if adding else starred - set(ids)
+        state["starred_messages"] = sorted(starred)
+    if flag != "read" or "unread_msgs" not in state:
+        return
+    unread = state["unread_msgs"]
+    if adding and event["all"]:
+        # Everything was marked read; the event lists no ids.
+        unread.update(pms=[], streams=[], huddles=[], mentions=[], count=0)
+        unread["old_unreads_missing"] = False
+        return
+    if adding:
+        remove_unread_ids(unread, set(ids))
+    else:
+        me = state.get("user_id")
+        for key, details in event["message_details"].items():
+            names = ["mentioned"] if details.get("mentioned") else []
+            add_unread_message(state, _unread_info(me, int(key), details), names)
+    recount_unread(state)
+
+
 def apply(state: dict[str, Any], event: dict[str, Any]) -> bool:
-    if event["type"] != "message":
-        return False
-    _apply_message(state, event)
-    return True
+    if event["type"] == "message":
+        _apply_message(state, event)
+        return True
+    if event["type"] == "update_message_flags":
+        _apply_flags(state, event)
+        return True
+    return False

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.tables import message
+from hubbub.db.tables import message, user_message
 from hubbub.errors import JsonableError
 from hubbub.models import User
 from hubbub.narrow_sql import NarrowQuery, muted_condition
 from hubbub.queries.message_dicts import get_message_dicts
-from hubbub.queries.messages import READ, flag_names
+from hubbub.queries.message_flags import unread
+from hubbub.queries.messages import flag_names
 from hubbub.search import highlight_html, highlight_topic
 
 # Zulip's anchor for "newest", above any real message id; clients see it in ``anchor``.
@@ -47,14 +48,18 @@ async def first_unread_anchor(conn: AsyncConnection, query: NarrowQuery) -> int:
     """The oldest unread message of the narrow outside muted topics (and muted streams,
     unless the narrow names a stream), else the newest anchor (Zulip's
     ``find_first_unread_anchor``)."""
+    # Unread messages always have a row (history reads as read), so the user's own rows
+    # suffice, and the literal flag test lets the partial unread index find them.
+    own_rows = replace(query, include_history=False)
     found = (
         await conn.execute(
-            query.select(message.c.id)
+            own_rows.select(message.c.id)
             .where(
-                query.flags().op("&")(READ) == 0,
+                unread(),
                 ~muted_condition(query.user, include_stream_mutes=not query.names_stream),
             )
-            .order_by(message.c.id)
+            # The same id, but in the unread index's own order: no sort of every unread row.
+            .order_by(user_message.c.message_id)
             .limit(1)
         )
     ).scalar()
@@ -88,22 +93,17 @@ async def fetch_window(
     after: list[tuple[int, int]] = []
     at: list[tuple[int, int]] = []
     if num_before and not anchored_left:
-        select = query.select(*columns)
-        if not past_all:
-            select = select.where(message.c.id < anchor)
+        select = query.select(*columns, below=None if past_all else anchor)
         rows = await conn.execute(select.order_by(message.c.id.desc()).limit(num_before))
-        before = [(r.id, int(r.flags)) for r in rows][::-1]
+        before = [(mid, int(flags)) for mid, flags in rows][::-1]
     if include_anchor and not anchored_left and not past_all:
         rows = await conn.execute(query.select(*columns).where(message.c.id == anchor))
-        at = [(r.id, int(r.flags)) for r in rows]
+        at = [(mid, int(flags)) for mid, flags in rows]
     if num_after and not past_all:
         rows = await conn.execute(
-            query.select(*columns)
-            .where(message.c.id > anchor)
-            .order_by(message.c.id)
-            .limit(num_after)
+            query.select(*columns, above=anchor).order_by(message.c.id).limit(num_after)
         )
-        after = [(r.id, int(r.flags)) for r in rows]
+        after = [(mid, int(flags)) for mid, flags in rows]
     return Window(
         rows=before + at + after,
         found_anchor=bool(at),

@@ -1,0 +1,59 @@
+"""Marking whole conversations read: everything (``POST /mark_all_as_read``), a stream or a
+topic (the deprecated ``/mark_stream_as_read`` and ``/mark_topic_as_read``).
+
+Each is one UPDATE over the user's unread rows, found through the partial unread index,
+so 50,000 unread messages cost one statement, not 50,000. Zulip marks everything read in
+batches of 2,000 and may answer ``complete: false`` after a timeout (feature level 211);
+one statement always completes.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from hubbub.actions.message_flags import notify_flags_changed
+from hubbub.db.tables import message, user_message
+from hubbub.models import User
+from hubbub.queries.message_flags import stream_recipient, unread
+from hubbub.queries.messages import READ
+from hubbub.transaction import Tx
+
+
+def _mark_read() -> dict[str, sa.ColumnElement[int]]:
+    return {"flags": user_message.c.flags.op("|")(sa.literal_column(str(READ)))}
+
+
+async def do_mark_all_as_read(tx: Tx, user: User) -> int:
+    """Mark every unread message read; the number changed. The event lists no ids
+    (``all: true``): clients drop all their unread state, as Zulip's do."""
+    result = await tx.conn.execute(
+        sa.update(user_message)
+        .where(user_message.c.user_profile_id == user.id, unread())
+        .values(_mark_read())
+    )
+    await notify_flags_changed(tx, user, "read", adding=True, message_ids=[], everything=True)
+    return int(result.rowcount)
+
+
+async def do_mark_stream_messages_as_read(
+    tx: Tx, user: User, stream_id: int, topic: str | None = None
+) -> int:
+    """Mark the unread messages of a stream (or of one of its topics, case-insensitively)
+    read; the number changed. No event when nothing changed, as in Zulip."""
+    in_stream = sa.select(message.c.id).where(message.c.recipient_id == stream_recipient(stream_id))
+    if topic:
+        in_stream = in_stream.where(sa.func.lower(message.c.topic) == topic.lower())
+    result = await tx.conn.execute(
+        sa.update(user_message)
+        .where(
+            user_message.c.user_profile_id == user.id,
+            unread(),
+            user_message.c.message_id.in_(in_stream),
+        )
+        .values(_mark_read())
+        .returning(user_message.c.message_id)
+    )
+    changed = sorted(result.scalars())
+    if changed:
+        await notify_flags_changed(tx, user, "read", adding=True, message_ids=changed)
+    return len(changed)

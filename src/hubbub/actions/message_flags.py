@@ -1,0 +1,136 @@
+"""Changing a user's personal message flags (``POST /messages/flags`` and its narrow form).
+
+Behaviour follows Zulip 8.0:
+- only ``read``, ``starred`` and ``collapsed`` may change; another API flag is "not
+  editable", anything else "invalid";
+- a message whose flag already has the wanted value is left alone and not reported;
+- a message the user may read without a row (stream history) behaves as ``read`` +
+  ``historical``; changing it away from that creates the row (``historical`` set) after
+  checking that the user may read it ("Invalid message(s)" otherwise);
+- marking unread skips stream messages of streams the user is not subscribed to, so every
+  unread stream message is in a subscribed stream;
+- one ``update_message_flags`` event, for the acting user only, lists the changed ids (a
+  change is a set-based statement per 5,000 ids, whatever the number of messages).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from hubbub.db.dialects import for_name
+from hubbub.db.tables import user_message
+from hubbub.errors import JsonableError
+from hubbub.models import User
+from hubbub.queries.message_flags import (
+    DEFAULT_HISTORICAL_FLAGS,
+    EDITABLE_FLAGS,
+    NON_EDITABLE_FLAGS,
+    chunks,
+    existing_row_ids,
+    flag_is,
+    readable_history_ids,
+    unread_message_details,
+    unsubscribed_stream_message_ids,
+)
+from hubbub.transaction import Tx
+
+
+def check_flag_change(op: str, flag: str) -> int:
+    """The bit of an editable ``flag`` for ``op``; Zulip's errors (checked in its order)."""
+    bit = EDITABLE_FLAGS.get(flag)
+    if bit is None:
+        if flag in NON_EDITABLE_FLAGS:
+            raise JsonableError(f"Flag not editable: '{flag}'")
+        raise JsonableError(f"Invalid flag: '{flag}'")
+    if op not in ("add", "remove"):
+        raise JsonableError(f"Invalid message flag operation: '{op}'")
+    return bit
+
+
+async def check_update_message_flags(
+    tx: Tx, user: User, op: str, flag: str, message_ids: list[int]
+) -> list[int]:
+    """Validate, then change; the ids whose flag changed, in the order given."""
+    bit = check_flag_change(op, flag)
+    return await do_update_message_flags(tx, user, bit, flag, adding=op == "add", ids=message_ids)
+
+
+async def do_update_message_flags(
+    tx: Tx, user: User, bit: int, flag: str, *, adding: bool, ids: list[int]
+) -> list[int]:
+    conn = tx.conn
+    # A repeated id is one message (Zulip would list it twice).
+    wanted = list(dict.fromkeys(ids))
+    if flag == "read" and not adding and wanted:
+        skipped = await unsubscribed_stream_message_ids(conn, user.id, wanted)
+        wanted = [mid for mid in wanted if mid not in skipped]
+    target = bit if adding else 0
+    new_flags = user_message.c.flags.op("|")(bit) if adding else user_message.c.flags.op("&")(~bit)
+    changed: set[int] = set()
+    for part in chunks(wanted):
+        # One statement per chunk changes exactly the rows that differ and names them.
+        result = await conn.execute(
+            sa.update(user_message)
+            .where(
+                user_message.c.user_profile_id == user.id,
+                user_message.c.message_id.in_(part),
+                flag_is(bit, not adding),
+            )
+            .values(flags=new_flags)
+            .returning(user_message.c.message_id)
+        )
+        changed.update(result.scalars())
+    if DEFAULT_HISTORICAL_FLAGS & bit != target and wanted:
+        have_rows = await existing_row_ids(conn, user.id, wanted)
+        missing = [mid for mid in wanted if mid not in have_rows]
+        if missing:
+            await _create_historical_rows(tx, user, missing, bit, target)
+            changed.update(missing)
+    result_ids = [mid for mid in wanted if mid in changed]
+    await notify_flags_changed(tx, user, flag, adding=adding, message_ids=result_ids)
+    return result_ids
+
+
+async def _create_historical_rows(
+    tx: Tx, user: User, message_ids: list[int], bit: int, target: int
+) -> None:
+    if len(await readable_history_ids(tx.conn, user, message_ids)) != len(message_ids):
+        raise JsonableError("Invalid message(s)")
+    flags = (DEFAULT_HISTORICAL_FLAGS & ~bit) | target
+    # A row made meanwhile (a reaction, another flag change) keeps its flags plus this one.
+    statement = (
+        for_name(tx.conn.dialect.name)
+        .insert(user_message)
+        .on_conflict_do_update(
+            index_elements=[user_message.c.user_profile_id, user_message.c.message_id],
+            set_={"flags": user_message.c.flags.op("&")(~bit).op("|")(target)},
+        )
+    )
+    for part in chunks(message_ids):
+        await tx.conn.execute(
+            statement,
+            [{"user_profile_id": user.id, "message_id": mid, "flags": flags} for mid in part],
+        )
+
+
+async def notify_flags_changed(
+    tx: Tx, user: User, flag: str, *, adding: bool, message_ids: list[int], everything: bool = False
+) -> None:
+    """The ``update_message_flags`` event, to the user alone. ``operation`` is the
+    pre-feature-level-32 name of ``op`` that Zulip 8.0 still sends; marking unread adds
+    ``message_details`` (feature level 121) so clients can rebuild their unread counts."""
+    op = "add" if adding else "remove"
+    event: dict[str, Any] = {
+        "type": "update_message_flags",
+        "op": op,
+        "operation": op,
+        "flag": flag,
+        "messages": message_ids,
+        # ``all``: every unread message was marked read (the list is then empty).
+        "all": everything,
+    }
+    if flag == "read" and not adding:
+        event["message_details"] = await unread_message_details(tx.conn, user.id, message_ids)
+    tx.notify(user.realm_id, event, [user.id])
