@@ -17,31 +17,16 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from hubbub.actions.edit_checks import TargetMessage
+from hubbub.actions.mention_flags import CONTENT_FLAGS, get_mention_targets
 from hubbub.actions.send_message import check_wildcard_mentions, normalize_content
-from hubbub.db.tables import message, user_message
+from hubbub.db.tables import user_message
 from hubbub.markdown import RenderResult, render_markdown
 from hubbub.models import Realm, User
 from hubbub.queries.alert_words import alert_words_in_realm
-from hubbub.queries.messages import (
-    GROUP_MENTIONED,
-    HAS_ALERT_WORD,
-    MENTIONED,
-    STREAM_WILDCARD_MENTIONED,
-    TOPIC_WILDCARD_MENTIONED,
-)
 from hubbub.queries.render_context import load_render_context
 from hubbub.queries.streams import get_subscriber_ids
-from hubbub.queries.user_groups import get_group_member_ids
 from hubbub.transaction import Tx
 
-# The flags a content edit recomputes; the others (read, starred, ...) stay.
-_CONTENT_FLAGS = (
-    MENTIONED
-    | STREAM_WILDCARD_MENTIONED
-    | TOPIC_WILDCARD_MENTIONED
-    | GROUP_MENTIONED
-    | HAS_ALERT_WORD
-)
 # The Markdown processor version stored with rendered content (the same as sending).
 RENDERED_CONTENT_VERSION = 1
 
@@ -94,44 +79,21 @@ async def render_content_edit(
     return ContentEdit(content, rendered, words)
 
 
-async def _topic_participants(tx: Tx, recipient_id: int, topic: str) -> set[int]:
-    rows = await tx.conn.execute(
-        sa.select(message.c.sender_id)
-        .where(
-            message.c.recipient_id == recipient_id,
-            sa.func.lower(message.c.topic) == topic.lower(),
-        )
-        .distinct()
-    )
-    return {uid for (uid,) in rows}
-
-
 async def update_content_flags(
     tx: Tx, msg: TargetMessage, edit: ContentEdit, *, topic: str
 ) -> None:
     """Recompute the message's mention and alert-word flags (after any topic change, so
     that ``@**topic**`` reaches the participants of the message's new topic)."""
-    rendered = edit.rendered
-    group_members: set[int] = set()
-    for group_id in rendered.mentioned_group_ids:
-        group_members.update(await get_group_member_ids(tx.conn, msg.realm_id, group_id))
-    participants: set[int] = set()
-    if rendered.mentions_topic_wildcard and msg.stream_id is not None:
-        participants = await _topic_participants(tx, msg.recipient_id, topic)
-    found_words = {w.lower() for w in rendered.alert_words}
+    targets = await get_mention_targets(
+        tx,
+        msg.realm_id,
+        edit.rendered,
+        edit.alert_words,
+        stream_recipient=(msg.recipient_id, topic) if msg.stream_id is not None else None,
+    )
     changed = []
     for uid, flags in (await _row_flags(tx, msg.id)).items():
-        value = flags & ~_CONTENT_FLAGS
-        if uid in rendered.mentioned_user_ids:
-            value |= MENTIONED
-        if rendered.mentions_stream_wildcard:
-            value |= STREAM_WILDCARD_MENTIONED
-        if uid in participants:
-            value |= TOPIC_WILDCARD_MENTIONED
-        if uid in group_members:
-            value |= GROUP_MENTIONED | MENTIONED
-        if any(w.lower() in found_words for w in edit.alert_words.get(uid, ())):
-            value |= HAS_ALERT_WORD
+        value = flags & ~CONTENT_FLAGS | targets.flags_for(uid)
         if value != flags:
             changed.append({"b_user": uid, "b_flags": value})
     if changed:

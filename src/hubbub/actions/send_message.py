@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from hubbub.actions.mention_flags import get_mention_targets, topic_participants
 from hubbub.actions.message_follow import apply_automatic_policies
 from hubbub.actions.message_recipients import (
     direct_recipient_id,
@@ -39,20 +40,14 @@ from hubbub.permissions import wildcard_mention_allowed
 from hubbub.queries.alert_words import alert_words_in_realm
 from hubbub.queries.message_dicts import get_message_dicts
 from hubbub.queries.messages import (
-    GROUP_MENTIONED,
-    HAS_ALERT_WORD,
     HISTORICAL,
     IS_PRIVATE,
-    MENTIONED,
     READ,
-    STREAM_WILDCARD_MENTIONED,
-    TOPIC_WILDCARD_MENTIONED,
     flag_names,
 )
 from hubbub.queries.render_context import load_render_context
 from hubbub.queries.streams import get_stream_by_id, get_stream_by_name, get_subscriber_ids
 from hubbub.queries.user_dicts import avatar_url
-from hubbub.queries.user_groups import get_group_member_ids
 from hubbub.transaction import Tx
 
 MAX_MESSAGE_LENGTH = 10000
@@ -232,13 +227,13 @@ async def check_send_message(
         ).scalar_one()
     )
 
-    group_members: set[int] = set()
-    for group_id in rendered.mentioned_group_ids:
-        group_members.update(await get_group_member_ids(tx.conn, realm.id, group_id))
-    participants: set[int] = set()
-    if rendered.mentions_topic_wildcard and target is not None:
-        participants = await _topic_participants(tx, recipient_id, topic)
-    found_words = {w.lower() for w in rendered.alert_words}
+    targets = await get_mention_targets(
+        tx,
+        realm.id,
+        rendered,
+        words,
+        stream_recipient=(recipient_id, topic) if target is not None else None,
+    )
     muters = {
         uid
         for (uid,) in await tx.conn.execute(
@@ -258,20 +253,10 @@ async def check_send_message(
                 value |= READ
             if not sender_subscribed:
                 value |= HISTORICAL
-        if uid in rendered.mentioned_user_ids:
-            value |= MENTIONED
-        if rendered.mentions_stream_wildcard:
-            value |= STREAM_WILDCARD_MENTIONED
-        if uid in participants:
-            value |= TOPIC_WILDCARD_MENTIONED
-        if uid in group_members:
-            # Zulip counts a group mention as a mention of each member.
-            value |= GROUP_MENTIONED | MENTIONED
+        value |= targets.flags_for(uid)
         if uid in muters:
             # Messages from a muted user arrive read (Zulip 4.0, feature level 48).
             value |= READ
-        if any(w.lower() in found_words for w in words.get(uid, ())):
-            value |= HAS_ALERT_WORD
         if target is None:
             value |= IS_PRIVATE
         flags[uid] = value
@@ -330,22 +315,9 @@ async def check_wildcard_mentions(
     ):
         raise StreamWildcardMentionNotAllowedError()
     if rendered.mentions_topic_wildcard:
-        audience = len(await _topic_participants(tx, recipient_id, topic))
+        audience = len(await topic_participants(tx, recipient_id, topic))
         if not wildcard_mention_allowed(sender.role, policy, audience):
             raise TopicWildcardMentionNotAllowedError()
-
-
-async def _topic_participants(tx: Tx, recipient_id: int, topic: str) -> set[int]:
-    """Senders in the topic (the new message included): who ``@**topic**`` notifies."""
-    rows = await tx.conn.execute(
-        sa.select(message.c.sender_id)
-        .where(
-            message.c.recipient_id == recipient_id,
-            sa.func.lower(message.c.topic) == topic.lower(),
-        )
-        .distinct()
-    )
-    return {uid for (uid,) in rows}
 
 
 async def notify_new_message(
