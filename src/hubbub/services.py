@@ -32,6 +32,8 @@ class Services:
             yield tx
         if tx.notices:
             await self.bus.publish(tx.notices)
+        for job in tx.after_commit:
+            await job()
 
     async def start(self) -> None:
         await self.bus.start()

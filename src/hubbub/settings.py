@@ -43,6 +43,15 @@ class Settings:
     persist_queues: bool = True
     # Zulip's WEB_PUBLIC_STREAMS_ENABLED server setting.
     web_public_streams_enabled: bool = True
+    # Largest upload accepted by POST /user_uploads (Zulip's MAX_FILE_UPLOAD_SIZE, MiB).
+    max_file_upload_mib: int = 100
+    # Uploads no message ever referenced are deleted this many days after upload.
+    unclaimed_upload_days: int = 21
+    # Zulip's push notification bouncer (PUSH_NOTIFICATION_BOUNCER_URL) and this server's
+    # registration with it (ZULIP_ORG_ID, ZULIP_ORG_KEY); no URL: push notifications off.
+    push_bouncer_url: str = ""
+    push_bouncer_org_id: str = ""
+    push_bouncer_org_key: str = ""
 
     @property
     def effective_database_url(self) -> str:
@@ -80,6 +89,11 @@ def load_settings(
         "rate_limit": _env_int(env, "HUBBUB_RATE_LIMIT", DEFAULT_RATE_LIMIT),
         "external_host": env.get("HUBBUB_EXTERNAL_HOST", ""),
         "workers": _env_int(env, "HUBBUB_WORKERS", 1),
+        "max_file_upload_mib": _env_int(env, "HUBBUB_MAX_FILE_UPLOAD_MIB", 100),
+        "unclaimed_upload_days": _env_int(env, "HUBBUB_UNCLAIMED_UPLOAD_DAYS", 21),
+        "push_bouncer_url": env.get("HUBBUB_PUSH_BOUNCER_URL", ""),
+        "push_bouncer_org_id": env.get("HUBBUB_PUSH_BOUNCER_ORG_ID", ""),
+        "push_bouncer_org_key": env.get("HUBBUB_PUSH_BOUNCER_ORG_KEY", ""),
     }
     for key, value in (overrides or {}).items():
         if value is not None:

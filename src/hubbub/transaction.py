@@ -10,7 +10,7 @@ back, so a client never hears of a change that did not happen:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,12 @@ from hubbub.events.bus import Notice
 class Tx:
     conn: AsyncConnection
     notices: list[Notice] = field(default_factory=list)
+    # Work that must wait for the commit (removing a deleted upload's file, waking the
+    # scheduler): run after the events are published, never after a rollback.
+    after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    def on_commit(self, job: Callable[[], Awaitable[None]]) -> None:
+        self.after_commit.append(job)
 
     def notify(self, realm_id: int, event: dict[str, Any], user_ids: Iterable[int]) -> None:
         self.notices.append(Notice(realm_id, event, tuple(user_ids)))

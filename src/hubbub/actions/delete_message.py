@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from hubbub.actions.attachments import do_release_message_attachments
 from hubbub.db.tables import message, recipient, stream, subscription, user_message, user_profile
 from hubbub.errors import JsonableError
 from hubbub.events.queues import DELETE_FORM_MARK
@@ -128,8 +129,8 @@ async def do_delete_messages(tx: Tx, realm_id: int, message_ids: list[int]) -> l
         return []
     ids = [m.id for m in doomed]
     audiences = await _audiences(tx, doomed)
-    # Attachment clean-up goes here: detach the messages' attachments (and remove files no
-    # other message refers to) before the rows disappear.
+    # Attachments go before the rows: links dropped, files no other message refers to removed.
+    await do_release_message_attachments(tx, ids)
     await tx.conn.execute(sa.delete(user_message).where(user_message.c.message_id.in_(ids)))
     await tx.conn.execute(sa.delete(message).where(message.c.id.in_(ids)))
     _notify_deleted(tx, realm_id, doomed, audiences)

@@ -25,6 +25,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.actions.attachments import do_update_message_attachments
 from hubbub.actions.edit_checks import (
     EditRequest,
     TargetMessage,
@@ -169,6 +170,7 @@ async def do_update_message(
             prev_rendered_content=msg.rendered_content or "",
             prev_rendered_content_version=msg.rendered_content_version or RENDERED_CONTENT_VERSION,
         )
+        await do_update_message_attachments(tx, user, msg.id, edit.content)
         values.update(
             content=edit.content,
             rendered_content=edit.rendered.html,

@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from hubbub.actions.attachments import do_update_message_attachments
 from hubbub.actions.mention_flags import get_mention_targets, topic_participants
 from hubbub.actions.message_follow import apply_automatic_policies
 from hubbub.actions.message_recipients import (
@@ -25,6 +26,7 @@ from hubbub.actions.message_recipients import (
     resolve_direct_recipients,
     stream_recipient_id,
 )
+from hubbub.actions.push_notifications import enqueue_message_push
 from hubbub.db.tables import message, muted_user, stream, user_message
 from hubbub.errors import (
     JsonableError,
@@ -266,6 +268,10 @@ async def check_send_message(
             {"user_profile_id": uid, "message_id": message_id, "flags": f}
             for uid, f in flags.items()
         ],
+    )
+    await do_update_message_attachments(tx, sender, message_id, content)
+    await enqueue_message_push(
+        tx, realm, sender, message_id, flags, is_stream=target is not None, now=now
     )
     if target is not None and target.first_message_id is None:
         await tx.conn.execute(

@@ -492,3 +492,107 @@ submessage = sa.Table(
     sa.Column("content", sa.Text, nullable=False),
     sa.Index("ix_submessage_message_id", "message_id"),
 )
+
+# A message to be sent later as its sender (Zulip's ScheduledMessage, feature level 179).
+scheduled_message = sa.Table(
+    "scheduled_message",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("sender_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False),
+    # "stream" or "private".
+    sa.Column("message_type", sa.String(10), nullable=False),
+    sa.Column("stream_id", sa.ForeignKey("stream.id", ondelete="CASCADE"), nullable=True),
+    # Direct messages: JSON list of the recipients' user ids.
+    sa.Column("to_user_ids", sa.Text, nullable=True),
+    sa.Column("topic", sa.String(60), nullable=False, server_default=""),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("rendered_content", sa.Text, nullable=False),
+    sa.Column("scheduled_timestamp", sa.Double, nullable=False),
+    sa.Column("read_by_sender", sa.Boolean, nullable=True),
+    sa.Column("sending_client", sa.String(30), nullable=False),
+    sa.Column("delivered", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column(
+        "delivered_message_id", sa.ForeignKey("message.id", ondelete="SET NULL"), nullable=True
+    ),
+    sa.Column("failed", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("failure_message", sa.Text, nullable=True),
+    sa.Index("ix_scheduled_message_sender_id", "sender_id"),
+    # Pending messages by due time: what the scheduler claims next.
+    sa.Index(
+        "ix_scheduled_message_due",
+        "scheduled_timestamp",
+        sqlite_where=sa.text("NOT delivered AND NOT failed"),
+        postgresql_where=sa.text("NOT delivered AND NOT failed"),
+    ),
+)
+
+# An uploaded file; ``path_id`` is "<realm id>/<random>/<file name>" under the upload root.
+attachment = sa.Table(
+    "attachment",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("owner_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("path_id", sa.String(255), nullable=False, unique=True),
+    sa.Column("file_name", sa.String(255), nullable=False),
+    sa.Column("content_type", sa.String(255), nullable=True),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("create_time", sa.Double, nullable=False),
+    sa.Index("ix_attachment_owner_id", "owner_id"),
+)
+
+# Which messages reference which uploads (relinked on edit).
+attachment_message = sa.Table(
+    "attachment_message",
+    metadata,
+    sa.Column(
+        "attachment_id", sa.ForeignKey("attachment.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("message_id", sa.ForeignKey("message.id", ondelete="CASCADE"), primary_key=True),
+    sa.Index("ix_attachment_message_message_id", "message_id"),
+)
+
+# Which scheduled messages reference which uploads.
+scheduled_attachment = sa.Table(
+    "scheduled_attachment",
+    metadata,
+    sa.Column(
+        "attachment_id", sa.ForeignKey("attachment.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column(
+        "scheduled_id", sa.ForeignKey("scheduled_message.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Index("ix_scheduled_attachment_scheduled_id", "scheduled_id"),
+)
+
+# A mobile device registered for push notifications (kind 1 APNs, 2 FCM/GCM, Zulip's).
+push_device = sa.Table(
+    "push_device",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("kind", sa.SmallInteger, nullable=False),
+    sa.Column("token", sa.String(4096), nullable=False),
+    sa.Column("ios_app_id", sa.String(255), nullable=True),
+    sa.Column("last_updated", sa.Double, nullable=False),
+    sa.UniqueConstraint("user_profile_id", "kind", "token"),
+)
+
+# Push notifications waiting to be delivered by the background scheduler.
+push_notification_queue = sa.Table(
+    "push_notification_queue",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("message_id", sa.ForeignKey("message.id", ondelete="CASCADE"), nullable=False),
+    # Why the user is notified: "direct_message", "mentioned", "stream_wildcard_mentioned", ...
+    sa.Column("trigger", sa.String(40), nullable=False),
+    sa.Column("due_time", sa.Double, nullable=False),
+    sa.Index("ix_push_notification_queue_due_time", "due_time"),
+    sa.Index("ix_push_notification_queue_message_id", "message_id"),
+)

@@ -23,6 +23,7 @@ from hubbub.events import (
     muting_state,
     presence_state,
     profile_field_state,
+    scheduled_message_state,
     settings_state,
     user_group_state,
 )
@@ -113,6 +114,7 @@ _PARTS: tuple[
     (message_state.fetch, message_state.apply),
     (message_edit_state.fetch, message_edit_state.apply),
     (message_delete_state.fetch, message_delete_state.apply),
+    (scheduled_message_state.fetch, scheduled_message_state.apply),
 )
 
 
