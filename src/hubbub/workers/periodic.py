@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from hubbub.services import Services
+from hubbub.workers import push_delivery, retention, upload_cleanup
 
 logger = logging.getLogger("hubbub.workers")
 
@@ -30,13 +31,27 @@ async def expire_event_queues(services: Services) -> int:
     return removed
 
 
+# How often the clock-driven jobs look for due work (each run is a cheap indexed query
+# when nothing is due). Push notifications are checked often so that they arrive within
+# seconds; retention and unclaimed uploads work in day-sized units.
+PUSH_DELIVERY_INTERVAL_SECONDS = 2.0
+RETENTION_INTERVAL_SECONDS = 3600.0
+UPLOAD_CLEANUP_INTERVAL_SECONDS = 3600.0
+
+
 def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
-    return [
-        asyncio.create_task(
-            run_every(
-                services.settings.queue_gc_interval_seconds,
-                lambda: expire_event_queues(services),
-                "event queue expiry",
-            )
-        )
+    jobs: list[tuple[float, Callable[[], Awaitable[object]], str]] = [
+        (
+            services.settings.queue_gc_interval_seconds,
+            lambda: expire_event_queues(services),
+            "event queue expiry",
+        ),
+        (PUSH_DELIVERY_INTERVAL_SECONDS, lambda: push_delivery.run_once(services), "push"),
+        (RETENTION_INTERVAL_SECONDS, lambda: retention.run_once(services), "retention"),
+        (
+            UPLOAD_CLEANUP_INTERVAL_SECONDS,
+            lambda: upload_cleanup.run_once(services),
+            "unclaimed uploads",
+        ),
     ]
+    return [asyncio.create_task(run_every(every, job, name)) for every, job, name in jobs]
