@@ -15,6 +15,7 @@ Behaviour follows Zulip 8.0:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -23,6 +24,9 @@ from hubbub.db.dialects import for_name
 from hubbub.db.tables import user_message
 from hubbub.errors import JsonableError
 from hubbub.models import User
+from hubbub.narrow import NarrowTerm
+from hubbub.narrow_sql import build_narrow_query
+from hubbub.queries.message_fetch import fetch_window, first_unread_anchor
 from hubbub.queries.message_flags import (
     DEFAULT_HISTORICAL_FLAGS,
     EDITABLE_FLAGS,
@@ -134,3 +138,48 @@ async def notify_flags_changed(
     if flag == "read" and not adding:
         event["message_details"] = await unread_message_details(tx.conn, user.id, message_ids)
     tx.notify(user.realm_id, event, [user.id])
+
+
+@dataclass(frozen=True)
+class NarrowRange:
+    include_anchor: bool
+    num_before: int
+    num_after: int
+
+
+async def do_update_flags_for_narrow(
+    tx: Tx,
+    user: User,
+    terms: list[NarrowTerm],
+    anchor_id: int | None,
+    span: NarrowRange,
+    op: str,
+    flag: str,
+    bit: int,
+) -> dict[str, Any]:
+    """``POST /messages/flags/narrow`` (feature level 155): the window is chosen exactly as
+    ``GET /messages`` chooses it, in the same transaction as the change; the response."""
+    query = await build_narrow_query(tx.conn, user, terms)
+    if anchor_id is None:
+        anchor_id = await first_unread_anchor(tx.conn, query)
+    window = await fetch_window(
+        tx.conn,
+        query,
+        anchor_id,
+        include_anchor=span.include_anchor,
+        num_before=span.num_before,
+        num_after=span.num_after,
+    )
+    processed = [message_id for message_id, _ in window.rows]
+    # Only messages whose flag differs need the update (history reads as read and
+    # historical, as the action treats it).
+    differing = [mid for mid, flags in window.rows if bool(flags & bit) != (op == "add")]
+    changed = await check_update_message_flags(tx, user, op, flag, differing)
+    return {
+        "processed_count": len(processed),
+        "updated_count": len(changed),
+        "first_processed_id": processed[0] if processed else None,
+        "last_processed_id": processed[-1] if processed else None,
+        "found_oldest": window.found_oldest,
+        "found_newest": window.found_newest,
+    }

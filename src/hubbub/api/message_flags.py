@@ -7,13 +7,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from hubbub.actions.mark_read import do_mark_all_as_read, do_mark_stream_messages_as_read
-from hubbub.actions.message_flags import check_flag_change, check_update_message_flags
+from hubbub.actions.message_flags import (
+    NarrowRange,
+    check_flag_change,
+    check_update_message_flags,
+    do_update_flags_for_narrow,
+)
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
 from hubbub.errors import JsonableError
 from hubbub.narrow import parse_narrow
-from hubbub.narrow_sql import build_narrow_query
-from hubbub.queries.message_fetch import fetch_window, first_unread_anchor, parse_anchor
+from hubbub.queries.message_fetch import parse_anchor
 from hubbub.queries.message_flags import get_read_receipt_user_ids, user_has_message_in_topic
 from hubbub.queries.messages import access_message
 from hubbub.queries.streams import access_stream_by_id
@@ -68,35 +72,19 @@ async def update_message_flags_for_narrow(
     _non_negative("num_after", num_after)
     if num_before > 0 and num_after > 0 and not include_anchor:
         raise JsonableError("The anchor can only be excluded at an end of the range")
-    num_before, num_after = clamp_range(num_before, num_after)
     bit = check_flag_change(op, flag)
     async with req.services.write() as tx:
-        # The window is chosen exactly as GET /messages chooses it, in the same
-        # transaction as the change.
-        query = await build_narrow_query(tx.conn, req.me, terms)
-        if anchor_id is None:
-            anchor_id = await first_unread_anchor(tx.conn, query)
-        window = await fetch_window(
-            tx.conn,
-            query,
+        result = await do_update_flags_for_narrow(
+            tx,
+            req.me,
+            terms,
             anchor_id,
-            include_anchor=include_anchor,
-            num_before=num_before,
-            num_after=num_after,
+            NarrowRange(include_anchor, *clamp_range(num_before, num_after)),
+            op,
+            flag,
+            bit,
         )
-        processed = [message_id for message_id, _ in window.rows]
-        # Only messages whose flag differs need the update (history reads as read and
-        # historical, as the action treats it).
-        differing = [mid for mid, flags in window.rows if bool(flags & bit) != (op == "add")]
-        changed = await check_update_message_flags(tx, req.me, op, flag, differing)
-    return {
-        "processed_count": len(processed),
-        "updated_count": len(changed),
-        "first_processed_id": processed[0] if processed else None,
-        "last_processed_id": processed[-1] if processed else None,
-        "found_oldest": window.found_oldest,
-        "found_newest": window.found_newest,
-    }
+    return result
 
 
 @endpoint("POST", "/mark_all_as_read")
