@@ -15,9 +15,11 @@ from starlette.responses import Response
 
 from hubbub.api.responses import json_error
 from hubbub.api.routes import build_routes
+from hubbub.api.uploads import upload_routes
 from hubbub.errors import ApiError, InternalServerError, MethodNotAllowedError, NotFoundError
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
+from hubbub.uploads import configure_uploads
 from hubbub.workers.periodic import start_background_jobs
 
 logger = logging.getLogger("hubbub")
@@ -56,8 +58,11 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
             await asyncio.gather(*jobs, return_exceptions=True)
             await services.close()
 
+    # Uploads (issue 8): the file store of this process.
+    configure_uploads(settings)
     app = Starlette(
-        routes=build_routes(),
+        # File downloads live at the site's root (/user_uploads/...), not under /api/v1.
+        routes=[*build_routes(), *upload_routes()],
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
         lifespan=lifespan,
     )

@@ -1,1 +1,243 @@
-"""Placeholder: filled in by issue 8."""
+"""Uploads: ``POST /user_uploads``, ``GET /attachments``, ``DELETE /attachments/{id}``,
+temporary download links, and serving the files themselves at ``/user_uploads/...``
+(outside /api/v1, as in Zulip; see ``upload_routes``)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from hubbub.actions.attachments import check_delete_attachment, do_create_attachment
+from hubbub.api.auth import authenticate, parse_basic_auth, subdomain_from_host
+from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.params import PathInt, PathStr
+from hubbub.api.responses import json_error
+from hubbub.errors import ApiError, JsonableError, RateLimitedError, UnauthorizedError
+from hubbub.models import Realm, User
+from hubbub.queries.attachments import (
+    Attachment,
+    can_read_attachment,
+    get_attachment_by_path_id,
+    get_attachment_dicts,
+    list_attachments,
+    upload_space_used,
+)
+from hubbub.queries.realms import get_realm_by_subdomain
+from hubbub.queries.users import get_user_by_api_key, get_user_by_id
+from hubbub.services import Services
+from hubbub.uploads import active_storage
+from hubbub.uploads.paths import guess_content_type, is_valid_path_id, new_path_id
+from hubbub.uploads.serving import file_headers
+from hubbub.uploads.temporary import make_temporary_token, parse_temporary_token
+
+MIB = 1024 * 1024
+
+
+class FileNotFoundApiError(ApiError):
+    code = None
+    http_status = 404
+
+    def __init__(self) -> None:
+        # Zulip answers these two in HTML ("<p>File not found.</p>"); hubbub answers JSON.
+        super().__init__("File not found.")
+
+
+class FileForbiddenError(ApiError):
+    code = None
+    http_status = 403
+
+    def __init__(self) -> None:
+        super().__init__("You are not authorized to view this file.")
+
+
+@endpoint("POST", "/user_uploads")
+async def upload_file(req: ApiRequest) -> Payload:
+    """Upload a file"""
+    # The official client names the file's form field after the file's path, so any field
+    # holding a file is the upload. The form was parsed (and cached) by the dispatcher.
+    form = await req.http.form()
+    files = [value for _, value in form.multi_items() if isinstance(value, UploadFile)]
+    if not files:
+        raise JsonableError("You must specify a file to upload")
+    if len(files) > 1:
+        raise JsonableError("You may only upload one file at a time")
+    upload = files[0]
+    limit = req.services.settings.max_file_upload_mib
+    if upload.size is None or upload.size > limit * MIB:
+        # Zulip 8.0's wording (later versions say "File is larger than this server's
+        # configured maximum upload size").
+        raise JsonableError(f"Uploaded file is larger than the allowed limit of {limit} MiB")
+    name = upload.filename or ""
+    path_id = new_path_id(req.my_realm.id, name)
+    storage = active_storage()
+    await upload.seek(0)
+    size = await storage.save(path_id, upload.file)
+    content_type = guess_content_type(name)
+    if content_type == "application/octet-stream" and upload.content_type:
+        content_type = upload.content_type
+    try:
+        async with req.services.write() as tx:
+            await do_create_attachment(
+                tx,
+                req.me,
+                path_id=path_id,
+                file_name=(name or path_id.rsplit("/", 1)[-1])[:255],
+                content_type=content_type[:255],
+                size=size,
+                now=req.services.clock.now(),
+            )
+    except BaseException:
+        await storage.delete(path_id)
+        raise
+    # ``url`` and ``filename`` join ``uri`` only at feature level 272 (Zulip 9.0).
+    return {"uri": f"/user_uploads/{path_id}"}
+
+
+@endpoint("GET", "/attachments")
+async def get_attachments(req: ApiRequest) -> Payload:
+    """Get attachments"""
+    async with req.services.db.read() as conn:
+        mine = await list_attachments(conn, req.me.id)
+        return {
+            "attachments": await get_attachment_dicts(conn, mine),
+            "upload_space_used": await upload_space_used(conn, req.my_realm.id),
+        }
+
+
+@endpoint("DELETE", "/attachments/{attachment_id:int}")
+async def remove_attachment(req: ApiRequest, *, attachment_id: PathInt) -> Payload:
+    """Delete an attachment"""
+    async with req.services.write() as tx:
+        await check_delete_attachment(tx, req.me, attachment_id)
+    return {}
+
+
+@endpoint("GET", "/user_uploads/{realm_id_str:int}/{filename:path}")
+async def get_file_temporary_url(
+    req: ApiRequest, *, realm_id_str: PathInt, filename: PathStr
+) -> Payload:
+    """Get public temporary URL"""
+    async with req.services.db.read() as conn:
+        target = await _access_file(conn, req.me, req.my_realm, f"{realm_id_str}/{filename}")
+    token = make_temporary_token(
+        target.path_id, req.me.id, req.me.api_key, req.services.clock.now()
+    )
+    return {"url": f"/user_uploads/temporary/{token}/{target.path_id.rsplit('/', 1)[-1]}"}
+
+
+async def _access_file(conn: AsyncConnection, user: User, realm: Realm, path_id: str) -> Attachment:
+    target = await get_attachment_by_path_id(conn, path_id) if is_valid_path_id(path_id) else None
+    if target is None or target.realm_id != realm.id:
+        raise FileNotFoundApiError()
+    if not await can_read_attachment(conn, user, target):
+        raise FileForbiddenError()
+    return target
+
+
+# --- the files themselves (outside /api/v1) ----------------------------------------------
+
+
+async def _viewer(conn: AsyncConnection, request: Request, realm: Realm | None) -> User:
+    """HTTP Basic credentials, or an ``api_key`` query parameter alone (what Zulip's
+    clients add to download links). hubbub has no browser sessions, so there is no cookie
+    login to fall back on."""
+    header = request.headers.get("authorization")
+    if header:
+        email, api_key = parse_basic_auth(header)
+        return await authenticate(conn, realm, email, api_key)
+    key = request.query_params.get("api_key")
+    if not key:
+        raise UnauthorizedError()
+    user = await get_user_by_api_key(conn, realm.id, key) if realm is not None else None
+    if user is None:
+        raise UnauthorizedError("Invalid API key")
+    return user
+
+
+async def _file_response(request: Request, target: Attachment) -> Response:
+    storage = active_storage()
+    size = await storage.size(target.path_id)
+    if size is None:
+        raise FileNotFoundApiError()
+    content_type = target.content_type or guess_content_type(target.file_name)
+    headers = file_headers(target.path_id.rsplit("/", 1)[-1], content_type, size)
+    if request.method == "HEAD":
+        return Response(b"", headers=headers)
+    return StreamingResponse(storage.open(target.path_id), headers=headers)
+
+
+async def _realm(services: Services, conn: AsyncConnection, request: Request) -> Realm | None:
+    host = subdomain_from_host(request.headers.get("host", ""), services.settings.external_host)
+    return await get_realm_by_subdomain(conn, host)
+
+
+async def serve_user_upload(request: Request) -> Response:
+    """``GET /user_uploads/<realm id>/<path>``: the file, to those allowed to see it."""
+    services: Services = request.app.state.services
+    try:
+        path_id = f"{request.path_params['realm_id']}/{request.path_params['path']}"
+        async with services.db.read() as conn:
+            realm = await _realm(services, conn, request)
+            try:
+                user = await _viewer(conn, request, realm)
+            except ApiError:
+                await _count_failed_login(services, request)
+                raise
+            assert realm is not None
+            target = await _access_file(conn, user, realm, path_id)
+        return await _file_response(request, target)
+    except ApiError as error:
+        return json_error(error)
+
+
+async def serve_temporary_upload(request: Request) -> Response:
+    """``GET /user_uploads/temporary/<token>/<file name>``: a link made by
+    ``get_file_temporary_url``, without credentials, until it expires."""
+    services: Services = request.app.state.services
+    try:
+        claims = parse_temporary_token(request.path_params["token"])
+        if claims is None:
+            raise JsonableError("Invalid token")
+        async with services.db.read() as conn:
+            realm = await _realm(services, conn, request)
+            user = await get_user_by_id(conn, realm.id, claims.user_id) if realm else None
+            if (
+                user is None
+                or not user.is_active
+                or not claims.is_valid(user.api_key, services.clock.now())
+            ):
+                raise JsonableError("Invalid token")
+            if claims.path_id.rsplit("/", 1)[-1] != request.path_params["filename"]:
+                raise JsonableError("Invalid filename")
+            assert realm is not None
+            target = await _access_file(conn, user, realm, claims.path_id)
+        return await _file_response(request, target)
+    except ApiError as error:
+        return json_error(error)
+
+
+async def _count_failed_login(services: Services, request: Request) -> None:
+    # As for the API: failed credentials count against the caller's address.
+    host = request.client.host if request.client else "unknown"
+    result = await services.rate_limiter.hit(f"ip:{host}")
+    if not result.allowed:
+        raise RateLimitedError(round(result.reset_after, 3), {})
+
+
+def upload_routes() -> list[BaseRoute]:
+    """The download routes, mounted at the site's root by ``create_app``."""
+    return [
+        Route(
+            "/user_uploads/temporary/{token}/{filename}",
+            serve_temporary_upload,
+            methods=["GET", "HEAD"],
+        ),
+        Route(
+            "/user_uploads/{realm_id:int}/{path:path}",
+            serve_user_upload,
+            methods=["GET", "HEAD"],
+        ),
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.credentials import api_keys_match
 from hubbub.db.tables import user_profile
 from hubbub.errors import JsonableError
 from hubbub.models import Role, User
@@ -191,3 +192,20 @@ async def list_active_bots_owned_by(conn: AsyncConnection, owner_id: int) -> lis
         )
     )
     return [User.from_row(row) for row in rows]
+
+
+async def get_user_by_api_key(conn: AsyncConnection, realm_id: int, api_key: str) -> User | None:
+    """The realm's active user with this API key (file downloads authenticated by an
+    ``api_key`` parameter alone, as Zulip allows)."""
+    row = (
+        await conn.execute(
+            sa.select(user_profile).where(
+                user_profile.c.realm_id == realm_id, user_profile.c.api_key == api_key
+            )
+        )
+    ).first()
+    if row is None:
+        return None
+    user = User.from_row(row)
+    # A second, constant-time comparison: the lookup itself only narrowed the candidates.
+    return user if user.is_active and api_keys_match(api_key, user.api_key) else None
