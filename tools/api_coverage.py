@@ -67,6 +67,14 @@ HUBBUB_EXTENSIONS: dict[tuple[str, str], str] = {
     "(the official client's update_notification_settings)",
     ("POST", "/users/me/presence"): "Zulip's presence update, which every client sends and "
     "its document omits",
+    ("POST", "/users/me/apns_device_token"): "Zulip's iOS push device registration, which "
+    "the mobile app sends and its document omits",
+    ("DELETE", "/users/me/apns_device_token"): "Zulip's iOS push device removal, which its "
+    "document omits",
+    ("POST", "/users/me/android_gcm_reg_id"): "Zulip's Android push device registration, "
+    "which the mobile app sends and its document omits",
+    ("DELETE", "/users/me/android_gcm_reg_id"): "Zulip's Android push device removal, which "
+    "its document omits",
     ("POST", "/submessage"): "Zulip's widget data endpoint (polls, to-do lists), which its "
     "web and mobile apps send and its document omits",
 }

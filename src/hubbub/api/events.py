@@ -100,7 +100,7 @@ async def register(
             wanted,
             client_gravatar=client_gravatar,
             realm_uri=realm_url(req),
-            web_public_streams_enabled=services.settings.web_public_streams_enabled,
+            settings=services.settings,
             include_subscribers=include_subscribers,
             slim_presence=slim_presence,
             client_capabilities=spec.client_capabilities,

@@ -7,6 +7,7 @@ from hubbub.actions.auth import check_password_login
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.urls import realm_url
 from hubbub.errors import InvalidSubdomainError
+from hubbub.push.bouncer import push_configured
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.rendering import render_text
 
@@ -22,7 +23,8 @@ async def get_server_settings(req: ApiRequest) -> Payload:
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,
         "zulip_version": ZULIP_VERSION,
         "zulip_merge_base": ZULIP_MERGE_BASE,
-        "push_notifications_enabled": False,
+        # Zulip's push_notifications_configured(): a bouncer URL and credentials.
+        "push_notifications_enabled": push_configured(req.services.settings),
         "is_incompatible": False,
         "email_auth_enabled": methods["email"],
         "require_email_format_usernames": True,

@@ -32,12 +32,14 @@ from hubbub.events.queues import LONGPOLL_TIMEOUT_SECONDS
 from hubbub.events.stream_state import apply_stream_event, fetch_stream_state
 from hubbub.models import Realm, Role, User
 from hubbub.permissions import user_permission_flags
+from hubbub.push.bouncer import push_configured
 from hubbub.queries.profile_fields import DEFAULT_EXTERNAL_ACCOUNTS
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
 from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.queries.users import list_users
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
+from hubbub.settings import Settings
 
 # Limits clients validate against before sending (Zulip 8.0's values).
 SERVER_LIMITS: dict[str, Any] = {
@@ -45,7 +47,6 @@ SERVER_LIMITS: dict[str, Any] = {
     "max_topic_length": 60,
     "max_stream_name_length": 60,
     "max_stream_description_length": 1024,
-    "max_file_upload_size_mib": 100,
     "max_avatar_file_size_mib": 5,
     "max_icon_file_size_mib": 5,
     "max_logo_file_size_mib": 5,
@@ -118,7 +119,7 @@ _PARTS: tuple[
 )
 
 
-def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict[str, Any]:
+def realm_state(realm: Realm, realm_uri: str, settings: Settings) -> dict[str, Any]:
     methods = authentication_methods(realm)
     state: dict[str, Any] = {
         f"realm_{name}": realm.setting(name) for name in REALM_SETTING_DEFAULTS
@@ -143,7 +144,8 @@ def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict
             "realm_night_logo_source": "D",
             "realm_bot_domain": realm_uri.split("://", 1)[-1].split(":", 1)[0],
             "realm_is_zephyr_mirror_realm": False,
-            "realm_push_notifications_enabled": False,
+            # A bouncer URL and credentials (Zulip's push_notifications_configured()).
+            "realm_push_notifications_enabled": push_configured(settings),
             "realm_push_notifications_enabled_end_timestamp": None,
             "realm_upload_quota_mib": None,
             "realm_plan_type": 1,
@@ -162,12 +164,13 @@ def realm_state(realm: Realm, realm_uri: str, settings_web_public: bool) -> dict
             "server_avatar_changes_disabled": False,
             "server_name_changes_disabled": False,
             "server_needs_upgrade": False,
-            "server_web_public_streams_enabled": settings_web_public,
+            "server_web_public_streams_enabled": settings.web_public_streams_enabled,
             "server_jitsi_server_url": None,
             # The Jitsi server calls use: the realm's own, else the server's default.
             "jitsi_server_url": realm.setting("jitsi_server_url") or DEFAULT_JITSI_SERVER_URL,
             "event_queue_longpoll_timeout_seconds": LONGPOLL_TIMEOUT_SECONDS,
             **SERVER_LIMITS,
+            "max_file_upload_size_mib": settings.max_file_upload_mib,
         }
     )
     return state
@@ -210,7 +213,7 @@ async def fetch_initial_state(
     *,
     client_gravatar: bool,
     realm_uri: str,
-    web_public_streams_enabled: bool,
+    settings: Settings,
     include_subscribers: bool = False,
     slim_presence: bool = False,
     client_capabilities: dict[str, Any] | None = None,
@@ -222,7 +225,7 @@ async def fetch_initial_state(
         "zulip_merge_base": ZULIP_MERGE_BASE,
     }
     if wanted("realm"):
-        state.update(realm_state(realm, realm_uri, web_public_streams_enabled))
+        state.update(realm_state(realm, realm_uri, settings))
         # Group-valued settings (feature levels 209 and 225) at Zulip's defaults; they
         # cannot be changed yet. No notification streams are configured (-1).
         state["realm_create_multiuse_invite_group"] = await get_group_id_by_name(
@@ -246,7 +249,7 @@ async def fetch_initial_state(
                 me,
                 realm,
                 client_gravatar=client_gravatar,
-                web_public_streams_enabled=web_public_streams_enabled,
+                web_public_streams_enabled=settings.web_public_streams_enabled,
             )
         )
     state.update(

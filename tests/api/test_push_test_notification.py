@@ -1,0 +1,129 @@
+"""``POST /mobile_push/test_notification`` (feature level 217) and whether the server
+reports push notifications as configured."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from hubbub.push.bouncer import realm_uuid, user_uuid
+from hubbub.settings import Settings
+from tests.helpers import TestEnv, assert_error, assert_success, running_env
+from tests.push_bouncer import ORG_ID, ORG_KEY, FakeBouncer, running_bouncer
+
+TEST = "/mobile_push/test_notification"
+APNS_TOKEN = "c0ffee" * 8
+
+
+@pytest.fixture
+def bouncer() -> Iterator[FakeBouncer]:
+    with running_bouncer() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def bounced_env(settings: Settings, bouncer: FakeBouncer) -> AsyncIterator[TestEnv]:
+    configured = settings.with_(
+        push_bouncer_url=bouncer.url, push_bouncer_org_id=ORG_ID, push_bouncer_org_key=ORG_KEY
+    )
+    async with running_env(configured) as test_env:
+        yield test_env
+
+
+async def test_test_notification_to_one_and_all_devices(
+    bounced_env: TestEnv, bouncer: FakeBouncer
+) -> None:
+    env = bounced_env
+    hamlet = env.users["hamlet"]
+    client = env.client("hamlet")
+    assert_success(
+        await client.post(
+            "/users/me/apns_device_token", {"token": APNS_TOKEN, "appid": "org.zulip.Zulip"}
+        )
+    )
+    assert_success(await client.post("/users/me/android_gcm_reg_id", {"token": "fcm-1"}))
+
+    assert_success(await client.post(TEST, {"token": "fcm-1"}))
+    (one,) = bouncer.calls("push/test_notification")
+    assert one.credentials == (ORG_ID, ORG_KEY)
+    assert one.content_type == "application/json"
+    settings = env.services.settings
+    assert one.body == {
+        "realm_uuid": realm_uuid(settings, env.realm.id),
+        "user_uuid": user_uuid(settings, hamlet.id),
+        "user_id": hamlet.id,
+        "token": "fcm-1",
+        "token_kind": 2,
+        "base_payload": {
+            "server": "localhost",
+            "realm_id": env.realm.id,
+            "realm_uri": "http://localhost",
+            "realm_name": "Hubbub",
+            "user_id": hamlet.id,
+        },
+    }
+
+    assert_success(await client.post(TEST))
+    sent = bouncer.calls("push/test_notification")[1:]
+    assert sorted((r.body["token"], r.body["token_kind"]) for r in sent) == [
+        (APNS_TOKEN, 1),
+        ("fcm-1", 2),
+    ]
+
+
+async def test_unknown_devices(bounced_env: TestEnv, bouncer: FakeBouncer) -> None:
+    env = bounced_env
+    client = env.client("hamlet")
+    assert_error(
+        await client.post(TEST, {"token": "nope"}),
+        "Device not recognized",
+        code="INVALID_PUSH_DEVICE_TOKEN",
+    )
+    # Othello's device is not Hamlet's.
+    assert_success(
+        await env.client("othello").post("/users/me/android_gcm_reg_id", {"token": "o-1"})
+    )
+    assert_error(
+        await client.post(TEST, {"token": "o-1"}),
+        "Device not recognized",
+        code="INVALID_PUSH_DEVICE_TOKEN",
+    )
+    assert_success(await client.post("/users/me/android_gcm_reg_id", {"token": "gone"}))
+    bouncer.unknown_tokens.add("gone")
+    assert_error(
+        await client.post(TEST, {"token": "gone"}),
+        "Device not recognized by the push bouncer",
+        code="INVALID_REMOTE_PUSH_DEVICE_TOKEN",
+    )
+    before = len(bouncer.calls("push/test_notification"))
+    # No device at all: Zulip 8.0 succeeds without contacting the bouncer.
+    assert_success(await env.client("iago").post(TEST))
+    assert len(bouncer.calls("push/test_notification")) == before
+
+
+async def test_not_configured(env: TestEnv) -> None:
+    client = env.client("hamlet")
+    assert_success(await client.post("/users/me/android_gcm_reg_id", {"token": "fcm-1"}))
+    assert_error(
+        await client.post(TEST, {"token": "fcm-1"}),
+        "Push notifications are not configured on this server.",
+    )
+    assert_error(
+        await client.post(TEST, {"token": "other"}),
+        "Device not recognized",
+        code="INVALID_PUSH_DEVICE_TOKEN",
+    )
+    settings = assert_success(await env.client().get("/server_settings"))
+    assert settings["push_notifications_enabled"] is False
+    state = assert_success(await client.post("/register", {"fetch_event_types": '["realm"]'}))
+    assert state["realm_push_notifications_enabled"] is False
+
+
+async def test_server_settings_when_configured(bounced_env: TestEnv) -> None:
+    settings = assert_success(await bounced_env.client().get("/server_settings"))
+    assert settings["push_notifications_enabled"] is True
+    state = assert_success(
+        await bounced_env.client("hamlet").post("/register", {"fetch_event_types": '["realm"]'})
+    )
+    assert state["realm_push_notifications_enabled"] is True
