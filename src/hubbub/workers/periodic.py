@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from hubbub.services import Services
 from hubbub.workers import push_delivery, retention, upload_cleanup
+from hubbub.workers.scheduled_delivery import run_scheduled_delivery
 
 logger = logging.getLogger("hubbub.workers")
 
@@ -54,4 +55,7 @@ def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
             "unclaimed uploads",
         ),
     ]
-    return [asyncio.create_task(run_every(every, job, name)) for every, job, name in jobs]
+    tasks = [asyncio.create_task(run_every(every, job, name)) for every, job, name in jobs]
+    # Scheduled messages keep their own clock: they are due to the second, not per interval.
+    tasks.append(asyncio.create_task(run_scheduled_delivery(services)))
+    return tasks
