@@ -220,6 +220,17 @@ async def _deliver(services: Services, job: _Job, now: float) -> bool:
 async def run_once(services: Services) -> int:
     """Deliver the due notifications once; how many reached the bouncer."""
     now = services.clock.now()
+    # Most runs find nothing due: a read, so the idle loop never takes SQLite's write lock.
+    async with services.db.read() as conn:
+        due = (
+            await conn.execute(
+                sa.select(push_notification_queue.c.id)
+                .where(push_notification_queue.c.due_time <= now)
+                .limit(1)
+            )
+        ).first()
+    if due is None:
+        return 0
     if not push_configured(services.settings):
         # No bouncer: nothing can be delivered; don't let the queue grow.
         async with services.db.write() as conn:
