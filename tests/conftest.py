@@ -18,6 +18,7 @@ from hubbub.db.migrate import upgrade
 from hubbub.db.tables import metadata
 from hubbub.settings import Settings
 from tests.helpers import TestEnv, running_env
+from tests.push_bouncer import FakeBouncer, running_bouncer, with_bouncer
 
 PG_ENV = "HUBBUB_TEST_DATABASE_URL"
 
@@ -85,4 +86,17 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 @pytest.fixture
 async def env(settings: Settings) -> AsyncIterator[TestEnv]:
     async with running_env(settings) as test_env:
+        yield test_env
+
+
+@pytest.fixture
+def bouncer() -> Iterator[FakeBouncer]:
+    """A real HTTP server on a free port standing in for Zulip's push bouncer."""
+    with running_bouncer() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def bounced_env(settings: Settings, bouncer: FakeBouncer) -> AsyncIterator[TestEnv]:
+    async with running_env(with_bouncer(settings, bouncer)) as test_env:
         yield test_env

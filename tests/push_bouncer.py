@@ -18,8 +18,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
+from hubbub.settings import Settings
+
 ORG_ID = "5a1f1cbc-9a1c-4f7e-9d0c-3f2a4b6c8d10"
 ORG_KEY = "k" * 64
+# 48 characters: valid base64, as Zulip requires of APNs tokens.
+APNS_TOKEN = "c0ffee" * 8
 
 
 @dataclass
@@ -130,3 +134,10 @@ def wait_for(predicate: Any, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting for the fake bouncer")
         time.sleep(0.05)
+
+
+def with_bouncer(settings: Settings, bouncer: FakeBouncer) -> Settings:
+    """``settings`` with push configured to use the fake bouncer."""
+    return settings.with_(
+        push_bouncer_url=bouncer.url, push_bouncer_org_id=ORG_ID, push_bouncer_org_key=ORG_KEY
+    )

@@ -5,7 +5,7 @@ driven by a fake clock."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -19,23 +19,12 @@ from hubbub.workers import push_delivery
 from hubbub.workers.push_delivery import run_once
 from tests.helpers import TestEnv, assert_success, running_env
 from tests.messages_helpers import send_direct_message, send_stream_message
-from tests.push_bouncer import ORG_ID, ORG_KEY, FakeBouncer, running_bouncer
-
-APNS_TOKEN = "c0ffee" * 8
-
-
-@pytest.fixture
-def bouncer() -> Iterator[FakeBouncer]:
-    with running_bouncer() as fake:
-        yield fake
+from tests.push_bouncer import APNS_TOKEN, FakeBouncer, with_bouncer
 
 
 @pytest.fixture
 async def env(settings: Settings, bouncer: FakeBouncer) -> AsyncIterator[TestEnv]:
-    configured = settings.with_(
-        push_bouncer_url=bouncer.url, push_bouncer_org_id=ORG_ID, push_bouncer_org_key=ORG_KEY
-    )
-    async with running_env(configured, clock=FakeClock()) as test_env:
+    async with running_env(with_bouncer(settings, bouncer), clock=FakeClock()) as test_env:
         for name in ("hamlet", "othello", "iago"):
             await test_env.subscribe(name, "Denmark")
         # Hamlet has an Android phone and an iPhone; nobody else has a device.

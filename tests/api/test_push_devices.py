@@ -3,36 +3,17 @@ locally and with the push notification bouncer."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-
-import pytest
 import sqlalchemy as sa
 
 from hubbub.db.tables import push_device
 from hubbub.push.bouncer import realm_uuid, user_uuid
 from hubbub.settings import Settings
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
-from tests.push_bouncer import ORG_ID, ORG_KEY, FakeBouncer, running_bouncer
+from tests.push_bouncer import APNS_TOKEN, ORG_ID, ORG_KEY, FakeBouncer
 
 APNS = "/users/me/apns_device_token"
 FCM = "/users/me/android_gcm_reg_id"
-APNS_TOKEN = "c0ffee" * 8  # 48 characters: valid base64, as Zulip requires
 APP_ID = "org.zulip.Zulip"
-
-
-@pytest.fixture
-def bouncer() -> Iterator[FakeBouncer]:
-    with running_bouncer() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def bounced_env(settings: Settings, bouncer: FakeBouncer) -> AsyncIterator[TestEnv]:
-    configured = settings.with_(
-        push_bouncer_url=bouncer.url, push_bouncer_org_id=ORG_ID, push_bouncer_org_key=ORG_KEY
-    )
-    async with running_env(configured) as test_env:
-        yield test_env
 
 
 async def _devices(env: TestEnv, user: str) -> list[tuple[int, str, str | None]]:

@@ -3,32 +3,11 @@ reports push notifications as configured."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-
-import pytest
-
 from hubbub.push.bouncer import realm_uuid, user_uuid
-from hubbub.settings import Settings
-from tests.helpers import TestEnv, assert_error, assert_success, running_env
-from tests.push_bouncer import ORG_ID, ORG_KEY, FakeBouncer, running_bouncer
+from tests.helpers import TestEnv, assert_error, assert_success
+from tests.push_bouncer import APNS_TOKEN, ORG_ID, ORG_KEY, FakeBouncer
 
 TEST = "/mobile_push/test_notification"
-APNS_TOKEN = "c0ffee" * 8
-
-
-@pytest.fixture
-def bouncer() -> Iterator[FakeBouncer]:
-    with running_bouncer() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def bounced_env(settings: Settings, bouncer: FakeBouncer) -> AsyncIterator[TestEnv]:
-    configured = settings.with_(
-        push_bouncer_url=bouncer.url, push_bouncer_org_id=ORG_ID, push_bouncer_org_key=ORG_KEY
-    )
-    async with running_env(configured) as test_env:
-        yield test_env
 
 
 async def test_test_notification_to_one_and_all_devices(
