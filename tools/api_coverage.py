@@ -103,6 +103,13 @@ class IssueRule:
 
 # The planned issues, tried in order; the first rule that matches wins.
 ISSUE_RULES: tuple[IssueRule, ...] = (
+    # In no issue's text yet: custom emoji and code playgrounds (realm settings of their
+    # own), and the stream email address (needs an email gateway hubbub does not have).
+    IssueRule(
+        NOT_PLANNED,
+        "custom emoji, code playgrounds, stream email addresses",
+        r"^/realm/(emoji|playgrounds)(/|$)|^/streams/\{[^}]+\}/email_address$",
+    ),
     IssueRule("issue 3", "event queues: register, poll, delete", r"^/(register|events)$"),
     IssueRule(
         "issue 7",
@@ -138,7 +145,7 @@ ISSUE_RULES: tuple[IssueRule, ...] = (
     IssueRule(
         "issue 5",
         "organization and user settings, drafts, groups, profile fields, linkifiers, "
-        "playgrounds, custom emoji, muted users, presence, status, alert words, typing",
+        "muted users, presence, status, alert words, typing",
         r"^/(realm|settings|drafts|user_groups|typing)(/|$)"
         r"|^/users/[^/]+/presence$"
         r"|^/users/me/(muted_users|status|alert_words)(/|$)",

@@ -86,3 +86,18 @@ def test_topic_preferences(owner_client: zulip.Client, member_client: zulip.Clie
     assert {e["type"] for e in events} == {"user_topic", "muted_topics"}
     user_topic = next(e for e in events if e["type"] == "user_topic")
     assert (user_topic["topic_name"], user_topic["visibility_policy"]) == ("lunch", 0)
+
+
+def test_update_subscriptions_in_one_call(member_client: zulip.Client) -> None:
+    assert_ok(member_client.add_subscriptions(streams=[{"name": "old-team"}]))
+    result = assert_ok(
+        member_client.call_endpoint(
+            url="users/me/subscriptions",
+            method="PATCH",
+            request={"add": [{"name": "new-team"}], "delete": ["old-team"]},
+        )
+    )
+    assert list(result["subscribed"].values()) == [["new-team"]]
+    assert result["removed"] == ["old-team"]
+    names = {s["name"] for s in assert_ok(member_client.get_subscriptions())["subscriptions"]}
+    assert "new-team" in names and "old-team" not in names

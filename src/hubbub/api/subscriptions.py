@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -39,6 +40,7 @@ from hubbub.queries.streams import (
     subscription_dict,
 )
 from hubbub.queries.users import access_user_by_email, access_user_by_id
+from hubbub.transaction import Tx
 
 
 async def _principal_users(
@@ -87,19 +89,21 @@ async def get_subscriptions(req: ApiRequest, *, include_subscribers: bool = Fals
     return {"subscriptions": result}
 
 
-def _check_subscription_requests(requests: list[Any]) -> list[tuple[str, str]]:
+def _check_subscription_requests(
+    requests: list[Any], label: str = "subscriptions"
+) -> list[tuple[str, str]]:
     """``[{"name": ..., "description": ...}]`` → checked (name, description) pairs."""
     checked = []
     for index, entry in enumerate(requests):
         if not isinstance(entry, dict):
-            raise JsonableError(f"subscriptions[{index}] is not a dict")
+            raise JsonableError(f"{label}[{index}] is not a dict")
         if "name" not in entry:
-            raise JsonableError(f"subscriptions[{index}] key is missing: name")
+            raise JsonableError(f"{label}[{index}] key is missing: name")
         name, description = entry["name"], entry.get("description", "")
         if not isinstance(name, str):
-            raise JsonableError(f'subscriptions[{index}]["name"] is not a string')
+            raise JsonableError(f'{label}[{index}]["name"] is not a string')
         if not isinstance(description, str):
-            raise JsonableError(f'subscriptions[{index}]["description"] is not a string')
+            raise JsonableError(f'{label}[{index}]["description"] is not a string')
         checked.append((check_stream_name(name), check_stream_description(description)))
     return checked
 
@@ -132,7 +136,7 @@ async def add_subscriptions(
     ] = None,
 ) -> Payload:
     """Subscribe to a stream"""
-    me, realm = req.me, req.my_realm
+    me = req.me
     requests = _check_subscription_requests(subscriptions)
     check_stream_post_policy(stream_post_policy)
     retention = (
@@ -144,61 +148,92 @@ async def add_subscriptions(
     # announcement stream configured (realm_notifications_stream_id is -1), so there is
     # nowhere to post, as on a Zulip realm without one.
     del announce
+    options = _AddOptions(
+        principals=principals,
+        authorization_errors_fatal=authorization_errors_fatal,
+        invite_only=invite_only,
+        is_web_public=is_web_public,
+        is_default_stream=is_default_stream,
+        history_public_to_subscribers=history_public_to_subscribers,
+        stream_post_policy=stream_post_policy,
+        message_retention_days=retention,
+        can_remove_subscribers_group=can_remove_subscribers_group,
+    )
     async with req.services.write() as tx:
-        users = await _principal_users(tx.conn, me, principals)
-        if any(u.id != me.id for u in users) and not has_policy_permission(
-            me, realm.setting("invite_to_stream_policy")
-        ):
-            raise JsonableError("Insufficient permission")
-        group_id = (
-            await check_can_remove_subscribers_group(
-                tx.conn, realm.id, can_remove_subscribers_group
-            )
-            if can_remove_subscribers_group is not None
-            else None
+        return await _add_subscriptions(req, tx, requests, options)
+
+
+@dataclass(frozen=True)
+class _AddOptions:
+    principals: list[str] | list[int] | None = None
+    authorization_errors_fatal: bool = True
+    invite_only: bool = False
+    is_web_public: bool = False
+    is_default_stream: bool = False
+    history_public_to_subscribers: bool | None = None
+    stream_post_policy: int = 1
+    message_retention_days: int | None = None
+    can_remove_subscribers_group: int | None = None
+
+
+async def _add_subscriptions(
+    req: ApiRequest, tx: Tx, requests: list[tuple[str, str]], opts: _AddOptions
+) -> Payload:
+    me, realm = req.me, req.my_realm
+    users = await _principal_users(tx.conn, me, opts.principals)
+    if any(u.id != me.id for u in users) and not has_policy_permission(
+        me, realm.setting("invite_to_stream_policy")
+    ):
+        raise JsonableError("Insufficient permission")
+    group_id = (
+        await check_can_remove_subscribers_group(
+            tx.conn, realm.id, opts.can_remove_subscribers_group
         )
-        existing: list[Stream] = []
-        unauthorized: list[str] = []
-        to_create: list[tuple[str, str]] = []
-        for name, description in requests:
-            found = await get_stream_by_name(tx.conn, realm.id, name)
-            if found is None:
-                if all(name.lower() != n.lower() for n, _ in to_create):
-                    to_create.append((name, description))
-            elif not _may_subscribe(me, found, await is_subscribed(tx.conn, me.id, found.id)):
-                unauthorized.append(found.name)
-            elif found not in existing:
-                existing.append(found)
-        if unauthorized and authorization_errors_fatal:
-            raise JsonableError(f"Unable to access stream ({unauthorized[0]}).")
-        if to_create:
-            check_create_stream_permission(
-                me,
-                realm,
-                invite_only=invite_only,
-                is_web_public=is_web_public,
-                web_public_enabled=req.services.settings.web_public_streams_enabled,
-            )
-            if is_default_stream and not me.is_realm_admin:
-                raise JsonableError("Must be an organization administrator")
-        options = StreamOptions(
-            invite_only=invite_only,
-            is_web_public=is_web_public,
-            history_public_to_subscribers=history_public_to_subscribers,
-            stream_post_policy=stream_post_policy,
-            message_retention_days=retention,
-            can_remove_subscribers_group_id=group_id,
-            is_default_stream=is_default_stream,
+        if opts.can_remove_subscribers_group is not None
+        else None
+    )
+    existing: list[Stream] = []
+    unauthorized: list[str] = []
+    to_create: list[tuple[str, str]] = []
+    for name, description in requests:
+        found = await get_stream_by_name(tx.conn, realm.id, name)
+        if found is None:
+            if all(name.lower() != n.lower() for n, _ in to_create):
+                to_create.append((name, description))
+        elif not _may_subscribe(me, found, await is_subscribed(tx.conn, me.id, found.id)):
+            unauthorized.append(found.name)
+        elif found not in existing:
+            existing.append(found)
+    if unauthorized and opts.authorization_errors_fatal:
+        raise JsonableError(f"Unable to access stream ({unauthorized[0]}).")
+    if to_create:
+        check_create_stream_permission(
+            me,
+            realm,
+            invite_only=opts.invite_only,
+            is_web_public=opts.is_web_public,
+            web_public_enabled=req.services.settings.web_public_streams_enabled,
         )
-        created = [
-            await do_create_stream(
-                tx, realm, name, options, description=description, now=req.services.clock.now()
-            )
-            for name, description in to_create
-        ]
-        if is_default_stream and created:
-            await do_add_default_streams(tx, realm, created)
-        result = await bulk_add_subscriptions(tx, realm, existing + created, users)
+        if opts.is_default_stream and not me.is_realm_admin:
+            raise JsonableError("Must be an organization administrator")
+    options = StreamOptions(
+        invite_only=opts.invite_only,
+        is_web_public=opts.is_web_public,
+        history_public_to_subscribers=opts.history_public_to_subscribers,
+        stream_post_policy=opts.stream_post_policy,
+        message_retention_days=opts.message_retention_days,
+        can_remove_subscribers_group_id=group_id,
+        is_default_stream=opts.is_default_stream,
+    )
+    created = [
+        await do_create_stream(
+            tx, realm, name, options, description=description, now=req.services.clock.now()
+        )
+        for name, description in to_create
+    ]
+    if opts.is_default_stream and created:
+        await do_add_default_streams(tx, realm, created)
+    result = await bulk_add_subscriptions(tx, realm, existing + created, users)
     subscribed: dict[str, list[str]] = {}
     for user, target in result.subscribed:
         subscribed.setdefault(user.email, []).append(target.name)
@@ -206,7 +241,7 @@ async def add_subscriptions(
     for user, target in result.already_subscribed:
         already.setdefault(user.email, []).append(target.name)
     payload: Payload = {"subscribed": subscribed, "already_subscribed": already}
-    if not authorization_errors_fatal:
+    if not opts.authorization_errors_fatal:
         payload["unauthorized"] = unauthorized
     return payload
 
@@ -216,23 +251,44 @@ async def remove_subscriptions(
     req: ApiRequest, *, subscriptions: list[str], principals: list[str] | list[int] | None = None
 ) -> Payload:
     """Unsubscribe from a stream"""
-    me, realm = req.me, req.my_realm
     async with req.services.write() as tx:
-        users = await _principal_users(tx.conn, me, principals)
-        streams: list[Stream] = []
-        for name in subscriptions:
-            found = await access_stream_by_name(tx.conn, me, name.strip())
-            if found not in streams:
-                streams.append(found)
-        if any(u.id != me.id for u in users):
-            for target in streams:
-                if not await can_remove_subscribers(tx.conn, me, target):
-                    raise JsonableError("Insufficient permission")
-        removed, not_removed = await bulk_remove_subscriptions(tx, realm, streams, users)
+        return await _remove_subscriptions(req, tx, subscriptions, principals)
+
+
+async def _remove_subscriptions(
+    req: ApiRequest, tx: Tx, names: list[str], principals: list[str] | list[int] | None
+) -> Payload:
+    me, realm = req.me, req.my_realm
+    users = await _principal_users(tx.conn, me, principals)
+    streams: list[Stream] = []
+    for name in names:
+        found = await access_stream_by_name(tx.conn, me, name.strip())
+        if found not in streams:
+            streams.append(found)
+    if any(u.id != me.id for u in users):
+        for target in streams:
+            if not await can_remove_subscribers(tx.conn, me, target):
+                raise JsonableError("Insufficient permission")
+    removed, not_removed = await bulk_remove_subscriptions(tx, realm, streams, users)
     return {
         "removed": [target.name for _, target in removed],
         "not_removed": [target.name for _, target in not_removed],
     }
+
+
+@endpoint("PATCH", "/users/me/subscriptions")
+async def update_subscriptions(
+    req: ApiRequest, *, delete: list[str] | None = None, add: list[Any] | None = None
+) -> Payload:
+    """Update subscriptions"""
+    if not add and not delete:
+        raise JsonableError('Nothing to do. Specify at least one of "add" or "delete".')
+    requests = _check_subscription_requests(add or [], "add")
+    # As Zulip: the additions, then the removals, in one transaction; one response.
+    async with req.services.write() as tx:
+        added = await _add_subscriptions(req, tx, requests, _AddOptions())
+        removed = await _remove_subscriptions(req, tx, delete or [], None)
+    return {**added, **removed}
 
 
 @endpoint("GET", "/users/{user_id:int}/subscriptions/{stream_id:int}")
