@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hubbub.db.tables import message, recipient, user_message
@@ -148,6 +148,10 @@ def _oracle_matches(world: dict[str, Any], env: TestEnv, narrow: list[list[str]]
     num_after=st.integers(min_value=0, max_value=5),
     include_anchor=st.booleans(),
 )
+# Found by CI: the id just before the first message, when that id is 1, is anchor 0.
+@example(
+    narrow=[], anchor_kind="id", anchor_offset=-1, num_before=0, num_after=0, include_anchor=False
+)
 async def test_matches_oracle(
     env: TestEnv,
     narrow: list[list[str]],
@@ -177,10 +181,13 @@ async def test_matches_oracle(
     before = [m for m in matches if m[0] < value][-num_before:] if num_before else []
     after = [m for m in matches if m[0] > value][:num_after]
     at = [m for m in matches if m[0] == value and include_anchor]
-    if anchor_kind == "oldest":
+    # An anchor of 0 is "oldest" however it is written (Zulip compares the parsed value),
+    # e.g. the first message's id minus one when that id is 1.
+    anchored_left = value == 0
+    if anchored_left:
         before = []
     expected = [(i, flag_names(f)) for i, f in before + at + after]
     assert [(m["id"], m["flags"]) for m in body["messages"]] == expected
     assert body["found_anchor"] == bool(at)
-    assert body["found_oldest"] == (anchor_kind == "oldest" or len(before) < num_before)
+    assert body["found_oldest"] == (anchored_left or len(before) < num_before)
     assert body["found_newest"] == (anchor_kind == "newest" or len(after) < num_after)
