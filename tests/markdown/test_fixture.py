@@ -36,7 +36,12 @@ def _fixture() -> dict[str, Any]:
         if path.is_file():
             data: dict[str, Any] = json.loads(path.read_text("utf-8"))
             return data
-    pytest.skip("markdown_test_cases.json not found; set HUBBUB_MARKDOWN_FIXTURE")
+    # Fail, never skip: a missing fixture must not pass for a rendering that matches it.
+    raise RuntimeError(
+        "markdown_test_cases.json was not found at "
+        + " or ".join(str(p) for p in paths)
+        + "; set HUBBUB_MARKDOWN_FIXTURE to its path"
+    )
 
 
 def _context(case: dict[str, Any]) -> RenderContext:
