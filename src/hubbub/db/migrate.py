@@ -12,6 +12,11 @@ from hubbub.db.engine import Database
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
+# Several `hubbub serve` processes (hosts of workers) may start at once on one PostgreSQL
+# database; this transaction-scoped advisory lock lets one migrate while the others wait,
+# then find nothing left to do. The number is arbitrary but fixed ("hubbub" in ASCII).
+MIGRATION_LOCK_KEY = 0x687562627562
+
 
 def alembic_config(connection: sa.Connection | None = None) -> Config:
     config = Config()
@@ -27,4 +32,6 @@ def _upgrade(connection: sa.Connection) -> None:
 async def upgrade(db: Database) -> None:
     """Bring the schema to the newest revision; a no-op when it is already there."""
     async with db.write() as conn:
+        if not db.is_sqlite:  # SQLite's single writer already serializes this transaction
+            await conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})"))
         await conn.run_sync(_upgrade)
