@@ -77,6 +77,8 @@ HUBBUB_EXTENSIONS: dict[tuple[str, str], str] = {
     "its document omits",
     ("POST", "/submessage"): "Zulip's widget data endpoint (polls, to-do lists), which its "
     "web and mobile apps send and its document omits",
+    ("POST", "/users/me/api_key/regenerate"): "Zulip's API key rotation (its web app's "
+    '"Generate new API key"), which its document omits',
 }
 
 STATUS_TESTED = "implemented + tested"

@@ -271,6 +271,84 @@ def zuliprc(
         typer.echo(f"Wrote {output}", err=True)
 
 
+RealmOption = Annotated[
+    str, typer.Option("--realm", help='Subdomain of the organization ("" = root).')
+]
+
+
+@app.command("rotate-api-key")
+def rotate_api_key(
+    realm: RealmOption,
+    email: Annotated[str, typer.Option(help="The user's email.")],
+    data_dir: DataDirOption = None,
+    database_url: DatabaseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Give a user a new API key and print it; the old key stops working at once."""
+    from hubbub.actions.users import do_regenerate_api_key
+
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+
+    async def work(services: Services) -> Any:
+        user = await find_user(services, subdomain=realm, email=email)
+        async with services.write() as tx:
+            return user, await do_regenerate_api_key(tx, user)
+
+    user, api_key = _run(settings, work)
+    if as_json:
+        typer.echo(
+            orjson.dumps(
+                {"user_id": user.id, "email": user.delivery_email, "api_key": api_key}
+            ).decode()
+        )
+    else:
+        typer.echo(
+            f"New API key for {user.delivery_email}: {api_key}\n"
+            "Clients using the old key must be given this one (`hubbub zuliprc` writes a "
+            "new zuliprc)."
+        )
+
+
+@app.command("revoke-api-keys")
+def revoke_api_keys(
+    realm: RealmOption,
+    email: Annotated[
+        list[str] | None, typer.Option(help="A user whose key to revoke (repeatable).")
+    ] = None,
+    all_users: Annotated[
+        bool, typer.Option("--all-users", help="Every user of the organization, bots too.")
+    ] = False,
+    data_dir: DataDirOption = None,
+    database_url: DatabaseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Revoke API keys: each is replaced by a new key that is not shown. People get theirs
+    back by logging in with their password; bots need `hubbub rotate-api-key`."""
+    from hubbub.actions.users import do_revoke_api_keys
+    from hubbub.queries.realms import access_realm_by_subdomain
+
+    if bool(email) == all_users:
+        fail("give either --email (one or more) or --all-users")
+    settings = _settings(data_dir=data_dir, database_url=database_url)
+
+    async def work(services: Services) -> Any:
+        user_ids = None
+        if email:
+            user_ids = [
+                (await find_user(services, subdomain=realm, email=address)).id for address in email
+            ]
+        async with services.db.read() as conn:
+            realm_id = (await access_realm_by_subdomain(conn, realm)).id
+        async with services.write() as tx:
+            return await do_revoke_api_keys(tx, realm_id, user_ids)
+
+    count = _run(settings, work)
+    if as_json:
+        typer.echo(orjson.dumps({"revoked": count}).decode())
+    else:
+        typer.echo(f"Revoked {count} API key{'s' if count != 1 else ''}.")
+
+
 def main() -> None:
     """Run the command; a usage mistake is one line on standard error (exit status 2)."""
     try:

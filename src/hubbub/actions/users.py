@@ -183,6 +183,36 @@ async def do_create_user(
     return user
 
 
+async def do_regenerate_api_key(tx: Tx, user: User) -> str:
+    """A new random API key for ``user``; the old one stops working with this commit.
+
+    Zulip serves this as ``POST /users/me/api_key/regenerate`` without documenting it, and
+    sends no event for a human's key (clients other than the caller must log in again).
+    """
+    api_key = generate_api_key()
+    await tx.conn.execute(
+        sa.update(user_profile).where(user_profile.c.id == user.id).values(api_key=api_key)
+    )
+    return api_key
+
+
+async def do_revoke_api_keys(tx: Tx, realm_id: int, user_ids: list[int] | None) -> int:
+    """Replace the API keys of ``user_ids`` (None: every user of the realm) with new ones
+    that nobody is shown; the users fetch theirs again with their password
+    (``POST /fetch_api_key``). How many keys were replaced."""
+    query = sa.select(user_profile.c.id).where(user_profile.c.realm_id == realm_id)
+    if user_ids is not None:
+        query = query.where(user_profile.c.id.in_(user_ids))
+    ids = list((await tx.conn.execute(query)).scalars())
+    for user_id in ids:
+        await tx.conn.execute(
+            sa.update(user_profile)
+            .where(user_profile.c.id == user_id)
+            .values(api_key=generate_api_key())
+        )
+    return len(ids)
+
+
 async def do_change_full_name(tx: Tx, user: User, full_name: str) -> None:
     await tx.conn.execute(
         sa.update(user_profile).where(user_profile.c.id == user.id).values(full_name=full_name)

@@ -16,6 +16,7 @@ from hubbub.actions.users import (
     check_full_name,
     do_change_full_name,
     do_reactivate_user,
+    do_regenerate_api_key,
 )
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import PathInt, PathStr
@@ -206,3 +207,11 @@ async def reactivate_user(req: ApiRequest, *, user_id: PathInt) -> Payload:
         # Reactivating an active user is a no-op success, as in Zulip.
         await do_reactivate_user(tx, target)
     return {}
+
+
+@endpoint("POST", "/users/me/api_key/regenerate")
+async def regenerate_api_key(req: ApiRequest) -> Payload:
+    """Replace the caller's API key (Zulip's web app "Generate new API key")"""
+    async with req.services.write() as tx:
+        api_key = await do_regenerate_api_key(tx, req.me)
+    return {"api_key": api_key}
