@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from hubbub.api.openapi_doc import openapi_routes
 from hubbub.api.responses import json_error
 from hubbub.api.routes import build_routes
 from hubbub.api.uploads import upload_routes
@@ -62,7 +63,7 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
     configure_uploads(settings)
     app = Starlette(
         # File downloads live at the site's root (/user_uploads/...), not under /api/v1.
-        routes=[*build_routes(), *upload_routes()],
+        routes=[*build_routes(), *openapi_routes(), *upload_routes()],
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
         lifespan=lifespan,
     )
