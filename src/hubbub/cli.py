@@ -93,11 +93,15 @@ def _configure_logging() -> None:
     level = os.environ.get("HUBBUB_LOG_LEVEL", "INFO").upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         fail(f"HUBBUB_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not {level!r}")
+    # DEBUG is for hubbub's own loggers only: libraries log their SQL with its parameters
+    # at DEBUG (aiosqlite: every statement and its bound values), which would put API keys
+    # and password hashes in the log.
     logging.basicConfig(
-        level=level,
+        level=max(logging.getLevelName(level), logging.INFO),
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("hubbub").setLevel(level)
 
 
 def _check_port_free(host: str, port: int) -> None:
