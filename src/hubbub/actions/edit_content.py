@@ -69,6 +69,7 @@ async def render_content_edit(
         sender,
         realm_url=realm_url,
         alert_words=[w for found in words.values() for w in found],
+        content=content,
     )
     rendered = render_markdown(content, ctx)
     if msg.stream_id is not None:

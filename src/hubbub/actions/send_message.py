@@ -198,6 +198,7 @@ async def check_send_message(
         sender,
         realm_url=realm_url,
         alert_words=[w for ws in words.values() for w in ws],
+        content=content,
     )
     rendered = render_markdown(content, ctx)
     if target is not None:
