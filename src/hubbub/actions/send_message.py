@@ -343,7 +343,12 @@ async def notify_new_message(
     ``local_message_id`` for the queue that sent it)."""
     item = (
         await get_message_dicts(
-            tx.conn, sender, [message_id], apply_markdown=True, client_gravatar=False
+            tx.conn,
+            sender,
+            [message_id],
+            apply_markdown=True,
+            client_gravatar=False,
+            just_sent=True,
         )
     )[message_id]
     mark: dict[str, Any] = {
