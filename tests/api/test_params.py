@@ -98,3 +98,16 @@ def test_zulip_error_wording() -> None:
         "note is too long (limit: 5 characters)"
     )
     assert error_of({"topic": "t", "data": "[]"})[0] == "data is not a dict"
+
+
+def test_integers_beyond_64_bits_are_invalid() -> None:
+    """Found by the fuzzer: an id past 64 bits reached SQLite and became a 500."""
+    big = 2**63
+    with pytest.raises(ApiError) as info:
+        parse({"topic": "t"}, item_id=10**30)
+    assert info.value.msg == "Invalid item_id"
+    assert error_of({"topic": "t", "count": str(big)})[0] == "Invalid count"
+    assert error_of({"topic": "t", "ids": f"[1, {big}]"})[0] == "Invalid ids"
+    assert error_of({"topic": "t", "data": f'{{"a": {big}}}'})[0] == "Invalid data"
+    assert parse({"topic": "t", "count": str(big - 1)})["count"] == big - 1
+    assert parse({"topic": "t", "ids": f"[{-big}]"})["ids"] == [-big]

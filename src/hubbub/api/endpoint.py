@@ -15,13 +15,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 from starlette.responses import Response
 
 from hubbub.api.auth import authenticate, parse_basic_auth, subdomain_from_host
-from hubbub.api.params import ParamSpec, build_specs, parse_arguments
+from hubbub.api.params import ParamSpec, build_specs, find_int32_overflow, parse_arguments
 from hubbub.api.responses import json_error, json_success
+from hubbub.db.engine import is_value_out_of_range
 from hubbub.errors import (
     ApiError,
     InternalServerError,
@@ -182,7 +184,16 @@ async def dispatch(request: Request, ep: Endpoint) -> Response:
             raise auth_error
         headers = await _check_rate_limit(req)
         kwargs = parse_arguments(ep.specs, args, request.path_params)
-        payload = await ep.func(req, **kwargs)
+        try:
+            payload = await ep.func(req, **kwargs)
+        except sa_exc.DBAPIError as exc:
+            # A number too large for a 32-bit id column on PostgreSQL (SQLite's are 64-bit
+            # and checked by the parameter parser): the transaction was rolled back, so the
+            # request changed nothing; say which argument was wrong.
+            if not is_value_out_of_range(exc):
+                raise
+            name = find_int32_overflow(kwargs)
+            raise JsonableError(f"Invalid {name}" if name else "Invalid request") from None
         ignored = [
             name for name in args if name not in ep.known_names and name not in UNIVERSAL_PARAMETERS
         ]

@@ -161,9 +161,40 @@ def parse_value(spec: ParamSpec, wire_name: str, raw: Any) -> Any:
         except orjson.JSONDecodeError:
             raise JsonableError(f"{wire_name} is not valid JSON") from None
     try:
-        return spec.adapter.validate_python(value)
+        value = spec.adapter.validate_python(value)
     except ValidationError as exc:
         raise JsonableError(_error_message(wire_name, exc, spec.annotation)) from None
+    if not _fits_int64(value):
+        # Every integer the server stores or compares is a 64-bit column; a larger one
+        # (from a path like /messages/99999999999999999999 or JSON) cannot name anything.
+        raise JsonableError(f"Invalid {wire_name}")
+    return value
+
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def _fits_int64(value: Any) -> bool:
+    return _fits(value, _INT64)
+
+
+def _fits(value: Any, bounds: range) -> bool:
+    if isinstance(value, int):
+        return value in bounds
+    if isinstance(value, list | tuple | set | frozenset):
+        return all(_fits(v, bounds) for v in value)
+    if isinstance(value, dict):
+        return all(_fits(v, bounds) for v in value.values())
+    return True
+
+
+_INT32 = range(-(2**31), 2**31)
+
+
+def find_int32_overflow(kwargs: Mapping[str, Any]) -> str | None:
+    """The first argument holding an integer a 32-bit column cannot store (PostgreSQL's
+    ``integer`` ids), to name it in the error when the database refuses the value."""
+    return next((name for name, value in kwargs.items() if not _fits(value, _INT32)), None)
 
 
 def parse_arguments(

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -81,3 +82,13 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+def is_value_out_of_range(exc: BaseException) -> bool:
+    """The database refused a number too large for its column: asyncpg checks a bound
+    argument against the column type before sending it ("value out of int32 range"), and
+    PostgreSQL reports SQLSTATE 22003 (numeric_value_out_of_range) for the rest."""
+    if not isinstance(exc, sa_exc.DBAPIError):
+        return False
+    orig = exc.orig
+    return getattr(orig, "sqlstate", None) == "22003" or "out of int32 range" in str(orig)
