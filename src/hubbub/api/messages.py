@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from sqlalchemy.exc import IntegrityError
+
 from hubbub.actions.send_message import SendRequest, check_send_message
+from hubbub.actions.send_retries import do_record_send_key, get_resent_message_id
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
 from hubbub.api.urls import realm_url
@@ -46,15 +49,30 @@ async def send_message(
         local_id=local_id,
         read_by_sender=read_by_sender,
     )
-    async with req.services.write() as tx:
-        result = await check_send_message(
-            tx,
-            req.my_realm,
-            req.me,
-            request,
-            realm_url=realm_url(req),
-            now=req.services.clock.now(),
-        )
+    try:
+        async with req.services.write() as tx:
+            repeated = await get_resent_message_id(tx.conn, req.me.id, queue_id, local_id)
+            if repeated is not None:
+                return {"id": repeated}
+            result = await check_send_message(
+                tx,
+                req.my_realm,
+                req.me,
+                request,
+                realm_url=realm_url(req),
+                now=req.services.clock.now(),
+            )
+            await do_record_send_key(
+                tx.conn, req.me.id, queue_id, local_id, result.message_id, req.services.clock.now()
+            )
+    except IntegrityError:
+        # A copy of this request committed first (a client retrying while the original was
+        # still running); this one rolled back whole. Answer with the copy's message.
+        async with req.services.db.read() as conn:
+            repeated = await get_resent_message_id(conn, req.me.id, queue_id, local_id)
+        if repeated is None:
+            raise
+        return {"id": repeated}
     payload: Payload = {"id": result.message_id}
     if result.automatic_new_visibility_policy is not None:
         payload["automatic_new_visibility_policy"] = result.automatic_new_visibility_policy

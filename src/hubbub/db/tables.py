@@ -596,3 +596,17 @@ push_notification_queue = sa.Table(
     sa.Index("ix_push_notification_queue_due_time", "due_time"),
     sa.Index("ix_push_notification_queue_message_id", "message_id"),
 )
+
+# Sends that named their client's event queue and local id, so a retried request returns
+# the first message instead of posting it again (actions/send_retries.py). Pruned daily.
+send_key = sa.Table(
+    "send_key",
+    metadata,
+    sa.Column("sender_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("queue_id", sa.String(64), primary_key=True),
+    sa.Column("local_id", sa.String(64), primary_key=True),
+    sa.Column("message_id", sa.ForeignKey("message.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("date_sent", sa.Double, nullable=False),
+    sa.Index("ix_send_key_message_id", "message_id"),
+    sa.Index("ix_send_key_date_sent", "date_sent"),
+)

@@ -25,6 +25,13 @@ async def run_every(seconds: float, job: Callable[[], Awaitable[object]], name: 
             logger.exception("background job %s failed", name)
 
 
+async def prune_send_keys(services: Services) -> int:
+    from hubbub.actions.send_retries import prune_send_keys as prune
+
+    async with services.db.write() as conn:
+        return await prune(conn, services.clock.now())
+
+
 async def expire_event_queues(services: Services) -> int:
     removed = await services.bus.expire_queues(services.clock.now())
     if removed:
@@ -49,6 +56,7 @@ def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
         ),
         (PUSH_DELIVERY_INTERVAL_SECONDS, lambda: push_delivery.run_once(services), "push"),
         (RETENTION_INTERVAL_SECONDS, lambda: retention.run_once(services), "retention"),
+        (RETENTION_INTERVAL_SECONDS, lambda: prune_send_keys(services), "send keys"),
         (
             UPLOAD_CLEANUP_INTERVAL_SECONDS,
             lambda: upload_cleanup.run_once(services),
