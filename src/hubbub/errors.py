@@ -179,6 +179,15 @@ class CannotDeactivateLastUserError(ApiError):
         super().__init__(f"Cannot deactivate the only {self.entity}.")
 
 
+class RequestTooLargeError(ApiError):
+    """A request body over the limit (nginx answers Zulip's with its own 413 page)."""
+
+    http_status = 413
+
+    def __init__(self, limit_bytes: int) -> None:
+        super().__init__(f"Request body too large (limit: {limit_bytes // (1024 * 1024)} MiB)")
+
+
 class NotFoundError(ApiError):
     code = None
     http_status = 404

@@ -91,9 +91,17 @@ def _check_operand(index: int, operator: str, operand: Any) -> str | int | tuple
     return operand
 
 
+# Each term adds a condition (a search term, a join) to one SQL query; Zulip sets no bound,
+# and no client builds narrows of more than a handful of terms. hubbub refuses longer ones
+# so that one request cannot make a query of thousands of conditions (issue 10).
+MAX_NARROW_TERMS = 32
+
+
 def parse_narrow(raw: list[Any] | None) -> list[NarrowTerm]:
     """Validated terms; raises Zulip's errors for malformed terms and unknown operators
     or operands (operands naming streams or users are checked when building SQL)."""
+    if raw is not None and len(raw) > MAX_NARROW_TERMS:
+        raise JsonableError(f"Too many narrow terms (maximum {MAX_NARROW_TERMS}).")
     terms: list[NarrowTerm] = []
     for index, item in enumerate(raw or []):
         negated = False

@@ -305,3 +305,22 @@ def test_serve_workers_replaces_a_killed_worker(tmp_path: Path) -> None:
         close(first)
         close(reader)
     assert server.process.returncode == 0, server.stderr()[-3000:]
+
+
+def test_rate_limit_is_shared_by_workers(tmp_path: Path) -> None:
+    """One budget per user, whichever process counts the request (Redis sorted sets)."""
+    with _shared_backend("hubbub_workers_limit") as (database_url, env, extra):
+        env = {**env, "HUBBUB_RATE_LIMIT": "6"}
+        with serving(tmp_path / "one", database_url=database_url, extra_args=extra, env=env) as one:
+            owner = one.owner()
+            with serving(
+                tmp_path / "two", database_url=database_url, extra_args=extra, env=env
+            ) as two:
+                auth = (owner.email, owner.api_key)
+                statuses = [
+                    httpx.get(f"{server.url}/api/v1/users/me", auth=auth, timeout=10).status_code
+                    for server in (one, two, one, two, one, two, one, two)
+                ]
+                # serve's own start-up requests are not counted: six answers, then refusals
+                # from both processes.
+                assert statuses == [200] * 6 + [429, 429], statuses

@@ -112,6 +112,8 @@ async def read_arguments(request: Request) -> dict[str, str]:
     if content_type.startswith(_FORM_TYPES):
         try:
             form = await request.form()
+        except ApiError:  # the body passed the size limit (api/body_limit.py)
+            raise
         except Exception as exc:  # the multipart parser raises several types
             raise JsonableError("Malformed request body") from exc
         for key, value in form.multi_items():

@@ -1,0 +1,60 @@
+"""A bound on request bodies, checked as they arrive (issue 10).
+
+uvicorn and Starlette read any body they are sent; the multipart parser would spool a
+10 GB upload to disk before the upload endpoint could refuse it. This ASGI middleware
+refuses a declared ``Content-Length`` over the limit before the application runs, and stops
+a body without one (chunked) as soon as it passes the limit. Uploads may be as large as
+the configured upload size plus room for the multipart framing; every other request is
+form fields, for which ``MAX_BODY_BYTES`` is far more than any client sends.
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hubbub.api.responses import json_error
+from hubbub.errors import RequestTooLargeError
+
+MIB = 1024 * 1024
+MAX_BODY_BYTES = 10 * MIB
+UPLOAD_PATHS = frozenset({"/api/v1/user_uploads"})
+MULTIPART_ALLOWANCE = MIB
+
+
+class BodySizeLimit:
+    def __init__(self, app: ASGIApp, *, max_upload_mib: int) -> None:
+        self.app = app
+        self.upload_limit = max_upload_mib * MIB + MULTIPART_ALLOWANCE
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.upload_limit if scope["path"] in UPLOAD_PATHS else MAX_BODY_BYTES
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await json_error(RequestTooLargeError(limit))(scope, receive, send)
+            return
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    # Raised inside the application's body reading; dispatch answers 413.
+                    raise RequestTooLargeError(limit)
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
