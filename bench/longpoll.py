@@ -240,6 +240,32 @@ def rss_mb(pid: int) -> float:
     return proc_status_kb(pid, "VmRSS") / 1024
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (the workers of ``serve --workers``)."""
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            for child in task.read_text().split():
+                pids += process_tree(int(child))
+    return pids
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    total = 0.0
+    for member in process_tree(pid):
+        with contextlib.suppress(OSError, ValueError):
+            total += cpu_seconds(member)
+    return total
+
+
+def tree_rss_mb(pid: int) -> float:
+    total = 0.0
+    for member in process_tree(pid):
+        with contextlib.suppress(OSError, ValueError):
+            total += rss_mb(member)
+    return total
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of the whole process (all its threads), in seconds."""
     with open(f"/proc/{pid}/stat") as stat:
@@ -315,6 +341,8 @@ class Server:
             command += ["--database-url", self.args.database_url]
         if self.args.redis_url:
             command += ["--redis-url", self.args.redis_url]
+        if getattr(self.args, "workers", 1) > 1:
+            command += ["--workers", str(self.args.workers)]
         log(f"starting: {' '.join(redacted(part) for part in command)}")
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -37,3 +40,30 @@ async def test_concurrent_upgrades_on_an_empty_postgresql_database() -> None:
         for db in databases:
             await db.dispose()
         await _admin_execute(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_head_revision_is_alembics_head() -> None:
+    from alembic.script import ScriptDirectory
+
+    from hubbub.db.migrate import alembic_config, head_revision
+
+    assert head_revision() == ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def test_an_up_to_date_database_does_not_load_alembic(tmp_path: Path) -> None:
+    """The check that nothing is pending reads alembic_version itself (idle memory)."""
+    script = (
+        "import asyncio, sys\n"
+        "from hubbub.db.engine import Database\n"
+        "from hubbub.db.migrate import upgrade\n"
+        "async def main():\n"
+        f"    db = Database('sqlite:///{tmp_path / 'h.db'}')\n"
+        "    await upgrade(db)\n"
+        "    await db.dispose()\n"
+        "asyncio.run(main())\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert first.stdout.strip() == "True", first.stderr  # an empty database: migrated
+    second = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert second.stdout.strip() == "False", second.stderr

@@ -9,11 +9,12 @@ from __future__ import annotations
 import uuid
 from collections import deque
 from dataclasses import dataclass
-from typing import Protocol
-
-from redis.asyncio import Redis
+from typing import TYPE_CHECKING, Protocol
 
 from hubbub.clock import Clock
+
+if TYPE_CHECKING:  # redis is imported only by servers that use it (idle memory)
+    from redis.asyncio import Redis
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from html import escape
 
-from latex2mathml.converter import convert
-
 _MATH_OPEN = re.compile(r'^<math xmlns="http://www.w3.org/1998/Math/MathML" display="\w+">')
 # latex2mathml emits an unknown control sequence as an identifier holding the backslash.
 _UNKNOWN_COMMAND = re.compile(r"<mi>\\")
@@ -31,6 +29,9 @@ def _hex_entities_to_chars(mathml: str) -> str:
 
 def render_tex(tex: str, *, display: bool) -> str | None:
     """HTML for ``tex``, or None when it is not valid TeX."""
+    # Imported on first use: ~3 MB that a server which never renders TeX does not hold.
+    from latex2mathml.converter import convert
+
     try:
         mathml = convert(tex, display="block" if display else "inline")
     except Exception:  # latex2mathml raises many exception types on bad input
