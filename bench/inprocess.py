@@ -1,0 +1,159 @@
+"""In-process cost of one request, without HTTP or a second process: for profiling.
+
+Builds a realm of ``--users`` members (all in stream "big", the first 30 in stream "small")
+on a fresh SQLite database in a temporary directory, then times ``--requests`` sequential
+calls of one kind through httpx's ASGITransport:
+
+- ``small`` / ``big``: ``POST /messages`` to the 30- or the all-member stream;
+- ``dm``: a 1:1 direct message;
+- ``register``: ``POST /register`` with no parameters (the full initial state);
+- ``fetch``: ``GET /messages`` on a stream + topic narrow, 100 messages.
+
+    .venv/bin/python bench/inprocess.py small
+    .venv/bin/python bench/inprocess.py register --profile   # needs `pip install pyinstrument`
+
+With ``--profile`` the timed calls run under pyinstrument and its text report is written to
+``bench/results/inprocess-<kind>.txt``. Times include the test client's own work (small).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from longpoll import RESULTS_DIR
+
+from hubbub.actions.realms import do_create_realm
+from hubbub.actions.streams import StreamOptions, bulk_add_subscriptions, do_create_stream
+from hubbub.actions.users import check_create_user
+from hubbub.app import create_app
+from hubbub.db.migrate import upgrade
+from hubbub.models import Role
+from hubbub.services import build_services
+from hubbub.settings import Settings
+
+KINDS = ("small", "big", "dm", "register", "fetch")
+NARROW = '[{"operator":"stream","operand":"small"},{"operator":"topic","operand":"t1"}]'
+
+
+async def amain(args: argparse.Namespace) -> None:
+    settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="hubbub-inprocess-")), rate_limit=0)
+    services = build_services(settings)
+    await upgrade(services.db)
+    app = create_app(settings, services=services)
+    now = time.time()
+    async with services.db.write() as conn:
+        realm = await do_create_realm(conn, subdomain="", name="Bench", now=now)
+    users = []
+    for i in range(args.users):
+        async with services.write() as tx:
+            users.append(
+                await check_create_user(
+                    tx,
+                    realm,
+                    email=f"u{i}@example.com",
+                    full_name=f"User {i}",
+                    password=None,
+                    role=Role.MEMBER,
+                    bot_type=None,
+                    bot_owner_id=None,
+                    now=now,
+                )
+            )
+    for name, members in (("big", users), ("small", users[:30])):
+        async with services.write() as tx:
+            target = await do_create_stream(
+                tx, realm, name, StreamOptions(), description="", now=now
+            )
+            await bulk_add_subscriptions(tx, realm, [target], members)
+    await services.start()
+    me = users[0]
+    auth = "Basic " + base64.b64encode(f"{me.delivery_email}:{me.api_key}".encode()).decode()
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://localhost", headers={"Authorization": auth}
+    ) as http:
+
+        async def call(i: int) -> None:
+            if args.kind in ("small", "big"):
+                form = {"type": "stream", "to": args.kind, "topic": f"t{i % 5}"}
+                response = await http.post(
+                    "/api/v1/messages", data={**form, "content": f"hello **world** {i}"}
+                )
+            elif args.kind == "dm":
+                form = {"type": "direct", "to": f"[{users[1].id}]", "content": f"dm {i}"}
+                response = await http.post("/api/v1/messages", data=form)
+            elif args.kind == "register":
+                response = await http.post("/api/v1/register", data={})
+            else:
+                response = await http.get(
+                    "/api/v1/messages",
+                    params={
+                        "anchor": "newest",
+                        "num_before": 100,
+                        "num_after": 0,
+                        "narrow": NARROW,
+                    },
+                )
+            if response.status_code != 200:
+                raise RuntimeError(response.text)
+
+        if args.kind == "fetch":  # something to fetch
+            for i in range(200):
+                await http.post(
+                    "/api/v1/messages",
+                    data={"type": "stream", "to": "small", "topic": "t1", "content": f"m {i}"},
+                )
+        for i in range(20):  # warm-up
+            await call(i)
+
+        async def timed() -> list[float]:
+            times = []
+            for i in range(args.requests):
+                started = time.perf_counter()
+                await call(i)
+                times.append(time.perf_counter() - started)
+            return times
+
+        if args.profile:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(async_mode="enabled")
+            profiler.start()
+            times = await timed()
+            profiler.stop()
+            out = RESULTS_DIR / f"inprocess-{args.kind}.txt"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(profiler.output_text(unicode=False, color=False))
+            print(f"profile: {out}")
+        else:
+            times = await timed()
+    await services.close()
+    times.sort()
+    print(
+        f"{args.kind}: {len(times)} requests, {args.users} users: "
+        f"p50 {1000 * statistics.median(times):.1f} ms, "
+        f"p99 {1000 * times[int(0.99 * (len(times) - 1))]:.1f} ms, "
+        f"mean {1000 * statistics.mean(times):.1f} ms"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kind", choices=KINDS)
+    parser.add_argument("--users", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--profile", action="store_true")
+    asyncio.run(amain(parser.parse_args(argv)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
