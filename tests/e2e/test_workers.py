@@ -146,6 +146,35 @@ def _send_until_stopped(
             acknowledged[result["id"]] = content
 
 
+class _Senders:
+    """``count`` threads sending through ``server``, each with its own client (its own
+    keep-alive connection, so under ``--workers`` the kernel spreads them over workers)."""
+
+    def __init__(self, server: HubbubServer, email: str, api_key: str, count: int) -> None:
+        self.stop = threading.Event()
+        self.acknowledged: dict[int, str] = {}
+        self.threads = [
+            threading.Thread(
+                target=_send_until_stopped,
+                args=(_client(server, email, api_key), "scale", self.stop, self.acknowledged),
+                name=f"sender{i}",
+                daemon=True,
+            )
+            for i in range(count)
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def wait_for(self, count: int) -> None:
+        _wait_for(lambda: len(self.acknowledged) >= count, timeout=30)
+
+    def finish(self) -> dict[int, str]:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        return self.acknowledged
+
+
 def test_message_crosses_workers_and_survives_a_killed_worker(tmp_path: Path) -> None:
     with _shared_backend("hubbub_workers_two") as (database_url, env, extra):
         one = start_serve(tmp_path / "one", database_url=database_url, extra_args=extra, env=env)
@@ -183,25 +212,11 @@ def test_message_crosses_workers_and_survives_a_killed_worker(tmp_path: Path) ->
                 _client(two, owner.email, owner.api_key), queue["queue_id"], queue["last_event_id"]
             )
             _wait_for(lambda: _is_waiting(two, owner.email, owner.api_key))
-            stop = threading.Event()
-            acknowledged: dict[int, str] = {}
-            senders = [
-                threading.Thread(
-                    target=_send_until_stopped,
-                    args=(_client(two, owner.email, owner.api_key), "scale", stop, acknowledged),
-                    name=f"sender{i}",
-                    daemon=True,
-                )
-                for i in range(4)
-            ]
-            for sender_thread in senders:
-                sender_thread.start()
-            _wait_for(lambda: len(acknowledged) >= 20)
+            senders = _Senders(two, owner.email, owner.api_key, 4)
+            senders.wait_for(20)
             os.kill(two.pid, signal.SIGKILL)
             two.process.wait(timeout=10)
-            stop.set()
-            for sender_thread in senders:
-                sender_thread.join(timeout=30)
+            acknowledged = senders.finish()
             held.thread.join(timeout=10)
             assert acknowledged, "no message was acknowledged before the kill"
 
@@ -268,32 +283,15 @@ def test_serve_workers_replaces_a_killed_worker(tmp_path: Path) -> None:
         assert_ok(first.add_subscriptions([{"name": "scale"}]))
         queue = assert_ok(first.register(event_types=["message"]))
 
-        stop = threading.Event()
-        acknowledged: dict[int, str] = {}
-        senders = [
-            threading.Thread(
-                target=_send_until_stopped,
-                # One client (one keep-alive connection) per thread: the kernel spreads the
-                # connections over the workers.
-                args=(_client(server, owner.email, owner.api_key), "scale", stop, acknowledged),
-                name=f"sender{i}",
-                daemon=True,
-            )
-            for i in range(6)
-        ]
-        for sender_thread in senders:
-            sender_thread.start()
-        _wait_for(lambda: len(acknowledged) >= 20)
+        senders = _Senders(server, owner.email, owner.api_key, 6)
+        senders.wait_for(20)
         victim = _worker_pids(server.pid)[0]
         os.kill(victim, signal.SIGKILL)
         # uvicorn's supervisor notices the dead worker and starts another.
         _wait_for(lambda: victim not in _worker_pids(server.pid), timeout=30)
         _wait_for(lambda: len(_worker_pids(server.pid)) == 2, timeout=30)
-        count_at_restart = len(acknowledged)
-        _wait_for(lambda: len(acknowledged) >= count_at_restart + 20, timeout=30)
-        stop.set()
-        for sender_thread in senders:
-            sender_thread.join(timeout=30)
+        senders.wait_for(len(senders.acknowledged) + 20)
+        acknowledged = senders.finish()
 
         reader = _client(server, owner.email, owner.api_key)
         stored = _stored(reader, "scale")
