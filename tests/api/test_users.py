@@ -429,7 +429,7 @@ async def test_deactivate_and_reactivate_user(env: TestEnv) -> None:
     assert (await env.reload(hamlet)).is_active is False
     # A deactivated user can no longer use the API.
     response = await env.client("hamlet").get("/users/me")
-    assert_error(response, "Account is deactivated", status=401, code="UNAUTHORIZED")
+    assert_error(response, "Account is deactivated", status=401, code="USER_DEACTIVATED")
     assert_error(await admin.delete(f"/users/{hamlet.id}"), "User is deactivated")
     assert_success(await admin.post(f"/users/{hamlet.id}/reactivate"))
     assert (await env.reload(hamlet)).is_active is True

@@ -207,7 +207,7 @@ def test_create_update_deactivate_reactivate(
         assert user["is_active"] is False
         members = {m["user_id"]: m for m in assert_ok(client.get_members())["members"]}
         assert members[user_id]["is_active"] is False
-        assert_error(newbie_client.get_profile(), "UNAUTHORIZED", "Account is deactivated")
+        assert_error(newbie_client.get_profile(), "USER_DEACTIVATED", "Account is deactivated")
 
         assert_ok(client.reactivate_user_by_id(user_id))
         user = assert_ok(client.get_user_by_id(user_id))["user"]

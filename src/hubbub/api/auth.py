@@ -9,7 +9,12 @@ import ipaddress
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.credentials import api_keys_match, is_well_formed_api_key
-from hubbub.errors import JsonableError, UnauthorizedError
+from hubbub.errors import (
+    JsonableError,
+    RealmDeactivatedError,
+    UnauthorizedError,
+    UserDeactivatedError,
+)
 from hubbub.models import Realm, User
 from hubbub.queries.realms import get_realm_by_id
 from hubbub.queries.users import get_users_by_login_email
@@ -56,8 +61,8 @@ async def authenticate(
 ) -> User:
     """The active user whose email and API key these are, in the request's realm.
 
-    Zulip sends every failure here as a 401 with code UNAUTHORIZED (only the message
-    differs), so clients treat them alike: the credentials need replacing.
+    Bad credentials are a 401 with code UNAUTHORIZED, so clients know the key needs
+    replacing.
     """
     if not is_well_formed_api_key(api_key):
         raise UnauthorizedError("Malformed API key")
@@ -75,10 +80,12 @@ async def authenticate(
     )
     user_realm = await get_realm_by_id(conn, user.realm_id)
     assert user_realm is not None
+    # Zulip 8.0: a deactivated organization or account is a 401 with its own code (since
+    # feature level 76); the wrong subdomain is an ordinary 400.
     if user_realm.deactivated:
-        raise UnauthorizedError("This organization has been deactivated")
+        raise RealmDeactivatedError()
     if not user.is_active:
-        raise UnauthorizedError("Account is deactivated")
+        raise UserDeactivatedError()
     if realm is None or user.realm_id != realm.id:
-        raise UnauthorizedError("Account is not associated with this subdomain")
+        raise JsonableError("Account is not associated with this subdomain")
     return user

@@ -22,6 +22,7 @@ from hubbub.queries.attachments import (
     can_read_attachment,
     get_attachment_by_path_id,
     get_attachment_dicts,
+    is_web_public_attachment,
     list_attachments,
     upload_space_used,
 )
@@ -140,21 +141,39 @@ async def _access_file(conn: AsyncConnection, user: User, realm: Realm, path_id:
 # --- the files themselves (outside /api/v1) ----------------------------------------------
 
 
-async def _viewer(conn: AsyncConnection, request: Request, realm: Realm | None) -> User:
+async def _viewer(conn: AsyncConnection, request: Request, realm: Realm | None) -> User | None:
     """HTTP Basic credentials, or an ``api_key`` query parameter alone (what Zulip's
-    clients add to download links). hubbub has no browser sessions, so there is no cookie
-    login to fall back on."""
+    clients add to download links); None for a spectator, who sent neither. hubbub has no
+    browser sessions, so there is no cookie login to fall back on."""
     header = request.headers.get("authorization")
     if header:
         email, api_key = parse_basic_auth(header)
         return await authenticate(conn, realm, email, api_key)
     key = request.query_params.get("api_key")
-    if not key:
-        raise UnauthorizedError()
-    user = await get_user_by_api_key(conn, realm.id, key) if realm is not None else None
+    if key is None:
+        return None
+    user = await get_user_by_api_key(conn, realm.id, key) if realm is not None and key else None
     if user is None:
         raise UnauthorizedError("Invalid API key")
     return user
+
+
+async def _spectator_file(
+    conn: AsyncConnection, services: Services, realm: Realm | None, path_id: str
+) -> Attachment:
+    """A file for a visitor without credentials: only one linked from a web-public stream,
+    in an organization that lets spectators in. Zulip sends such a visitor to its login
+    page; hubbub has none, so it answers as the API does to a request without
+    credentials."""
+    if realm is None:
+        raise UnauthorizedError()
+    target = await get_attachment_by_path_id(conn, path_id) if is_valid_path_id(path_id) else None
+    if target is None or target.realm_id != realm.id:
+        raise FileNotFoundApiError()
+    allowed = services.settings.web_public_streams_enabled and realm.enable_spectator_access
+    if not allowed or not await is_web_public_attachment(conn, target):
+        raise UnauthorizedError()
+    return target
 
 
 async def _file_response(request: Request, target: Attachment) -> Response:
@@ -184,10 +203,15 @@ async def serve_user_upload(request: Request) -> Response:
             try:
                 user = await _viewer(conn, request, realm)
             except ApiError:
-                await _count_failed_login(services, request)
+                await _count_by_address(services, request)
                 raise
-            assert realm is not None
-            target = await _access_file(conn, user, realm, path_id)
+            if user is None:
+                # Spectators are counted by address, as failed logins are.
+                await _count_by_address(services, request)
+                target = await _spectator_file(conn, services, realm, path_id)
+            else:
+                assert realm is not None
+                target = await _access_file(conn, user, realm, path_id)
         return await _file_response(request, target)
     except ApiError as error:
         return json_error(error)
@@ -219,8 +243,9 @@ async def serve_temporary_upload(request: Request) -> Response:
         return json_error(error)
 
 
-async def _count_failed_login(services: Services, request: Request) -> None:
-    # As for the API: failed credentials count against the caller's address.
+async def _count_by_address(services: Services, request: Request) -> None:
+    # As for the API: failed credentials (and visitors without any) count against the
+    # caller's address.
     host = request.client.host if request.client else "unknown"
     result = await services.rate_limiter.hit(f"ip:{host}")
     if not result.allowed:

@@ -154,3 +154,27 @@ async def can_read_attachment(conn: AsyncConnection, user: User, target: Attachm
         if await can_access_stream_history(conn, user, Stream.from_row(row)):
             return True
     return False
+
+
+async def is_web_public_attachment(conn: AsyncConnection, target: Attachment) -> bool:
+    """Whether a message in a web-public stream of the file's realm links it: the files a
+    spectator (a visitor without credentials) may download."""
+    row = (
+        await conn.execute(
+            sa.select(attachment_message.c.message_id)
+            .join(message, message.c.id == attachment_message.c.message_id)
+            .join(recipient, recipient.c.id == message.c.recipient_id)
+            .join(
+                stream,
+                sa.and_(recipient.c.type == RECIPIENT_STREAM, stream.c.id == recipient.c.type_id),
+            )
+            .where(
+                attachment_message.c.attachment_id == target.id,
+                stream.c.realm_id == target.realm_id,
+                stream.c.is_web_public,
+                ~stream.c.invite_only,
+            )
+            .limit(1)
+        )
+    ).first()
+    return row is not None

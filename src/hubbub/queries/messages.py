@@ -67,8 +67,7 @@ async def access_message(conn: AsyncConnection, user: User, message_id: int) -> 
     message that does not exist, so ids do not leak).
 
     Readable: the user has a row for it, or it is in a stream whose history the user can
-    see (a public stream, for non-guests; a stream with shared history the user is
-    subscribed to)."""
+    see (``can_access_stream_history``)."""
     row = (
         await conn.execute(
             sa.select(message.c.id, message.c.realm_id, recipient.c.type, recipient.c.type_id)
@@ -101,9 +100,10 @@ async def _can_read_stream_history(conn: AsyncConnection, user: User, stream_id:
 
 
 async def can_access_stream_history(conn: AsyncConnection, user: User, target: Stream) -> bool:
-    """Whether every message of the stream is readable to ``user``, rows or not: a public
-    stream for non-guests, or a stream with shared history the user is subscribed to."""
-    if not target.invite_only and not user.is_guest:
+    """Whether every message of the stream is readable to ``user``, rows or not: a
+    web-public stream (to anyone of the realm, guests too, as in Zulip), a public stream for
+    non-guests, or a stream with shared history the user is subscribed to."""
+    if target.is_web_public or (not target.invite_only and not user.is_guest):
         return True
     if not target.history_public_to_subscribers:
         return False
