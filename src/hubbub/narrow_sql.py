@@ -328,10 +328,16 @@ def _dm_including(user: User, other: int, flags: ColumnElement[int]) -> ColumnEl
     )
 
 
-def _include_history(terms: list[NarrowTerm]) -> bool:
+def _include_history(user: User, terms: list[NarrowTerm]) -> bool:
+    # ``streams:public`` opens history only to those who may read public streams: a guest
+    # gets their own rows there, as in Zulip 8.0 (even of web-public streams, which a
+    # ``stream`` term would open to them).
     names_stream = any(
         not t.negated
-        and (t.operator == "stream" or (t.operator == "streams" and t.operand == "public"))
+        and (
+            t.operator == "stream"
+            or (t.operator == "streams" and t.operand == "public" and not user.is_guest)
+        )
         for t in terms
     )
     uses_flags = any(t.operator == "is" and t.operand not in HISTORY_SAFE_IS for t in terms)
@@ -342,7 +348,7 @@ async def build_narrow_query(
     conn: AsyncConnection, user: User, terms: list[NarrowTerm]
 ) -> NarrowQuery:
     has_stream = any(t.operator == "stream" and not t.negated for t in terms)
-    query = NarrowQuery(user, [], _include_history(terms), names_stream=has_stream)
+    query = NarrowQuery(user, [], _include_history(user, terms), names_stream=has_stream)
     flags = query.flags()
     for term in terms:
         condition = await _term_condition(conn, query, term, flags, has_stream)
