@@ -116,6 +116,33 @@ async def test_messages_by_id_history_and_receipts(env: TestEnv) -> None:
     table.assert_clean(len(ACTORS) * len(OBJECTS) * 3)
 
 
+async def test_stream_topics(env: TestEnv) -> None:
+    world = await build_world(env)
+    table = Table()
+    stream_ids = {}
+    for obj, name in STREAM_OF.items():
+        found = assert_success(await env.client("hamlet").get("/get_stream_id", {"stream": name}))
+        stream_ids[obj] = found["stream_id"]
+    # Subscribed to the protected stream after its message: the stream, but no topic.
+    subscribers = {**READERS, "protected": READERS["protected"] | {"othello"}}
+    for actor in ACTORS:
+        for obj in STREAM_OF:
+            response = await world.client(actor).get(f"/users/me/{stream_ids[obj]}/topics")
+            got = outcome(response)
+            if got == OK:
+                got = str([t["name"] for t in response.json()["topics"]])
+            if actor in ("king", "spectator"):
+                expected = denied(actor)
+            elif actor in READERS[obj]:
+                expected = str(["t"])
+            elif actor in subscribers[obj]:
+                expected = str([])
+            else:
+                expected = denied(actor, "Invalid stream ID")
+            table.check(f"{actor} topics {obj}", got, expected)
+    table.assert_clean(len(ACTORS) * len(STREAM_OF))
+
+
 async def _fetch(world: World, actor: str, narrow: list[dict[str, Any]], **by_id: Any) -> Any:
     """The ids ``GET /messages`` returns (newest 100), or the refusal. ``message_ids``
     replaces the anchor parameters."""

@@ -13,6 +13,7 @@ from hubbub.db.tables import stream, subscription
 from hubbub.models import Stream
 from hubbub.queries.streams import get_default_stream_ids
 from tests.helpers import TestEnv, assert_error, assert_success
+from tests.messages_helpers import send_stream_message
 
 MISSING_STREAM_ID = 9999
 
@@ -288,6 +289,29 @@ async def test_get_stream_topics(env: TestEnv) -> None:
         await env.client("hamlet").get(f"/users/me/{MISSING_STREAM_ID}/topics"),
         "Invalid stream ID",
     )
+
+
+async def test_stream_topics_from_messages(env: TestEnv) -> None:
+    await env.subscribe("hamlet", "Denmark")
+    first = await send_stream_message(env, "hamlet", "Denmark", topic="Lunch")
+    await send_stream_message(env, "hamlet", "Denmark", topic="dinner")
+    newest_lunch = await send_stream_message(env, "hamlet", "Denmark", topic="LUNCH")
+    denmark = (await env.subscribe("hamlet", "Denmark")).id
+    # Newest topic first; case variants are one topic, named as its newest message.
+    expected = [{"name": "LUNCH", "max_id": newest_lunch}, {"name": "dinner", "max_id": first + 1}]
+    for name in ("hamlet", "othello"):  # othello, unsubscribed, reads public history
+        body = assert_success(await env.client(name).get(f"/users/me/{denmark}/topics"))
+        assert body["topics"] == expected
+
+    # Protected history: only the topics of messages one received.
+    secret = (await env.subscribe("hamlet", "Secret", invite_only=True)).id
+    await send_stream_message(env, "hamlet", "Secret", topic="before")
+    await env.subscribe("othello", "Secret")
+    after = await send_stream_message(env, "hamlet", "Secret", topic="after")
+    body = assert_success(await env.client("othello").get(f"/users/me/{secret}/topics"))
+    assert body["topics"] == [{"name": "after", "max_id": after}]
+    body = assert_success(await env.client("hamlet").get(f"/users/me/{secret}/topics"))
+    assert [t["name"] for t in body["topics"]] == ["after", "before"]
 
 
 # --- DELETE /streams/{stream_id} ------------------------------------------------------------

@@ -93,3 +93,9 @@ def test_send_read_type_render(owner_client: zulip.Client, member_client: zulip.
         )
     )["messages"]
     assert list(matches) == [str(dm["id"])]
+
+    # The stream's topics, newest first.
+    stream_id = assert_ok(member_client.get_stream_id("engineering"))["stream_id"]
+    topics = assert_ok(member_client.get_stream_topics(stream_id))["topics"]
+    assert [t["name"] for t in topics] == ["deploys", "builds"]
+    assert topics[1]["max_id"] == sent["id"]

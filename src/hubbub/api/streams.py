@@ -21,6 +21,7 @@ from hubbub.queries.streams import (
     list_user_subscriptions,
     stream_dict,
 )
+from hubbub.queries.topics import get_topic_history
 
 
 def _require_admin(user: User) -> None:
@@ -140,11 +141,8 @@ async def get_stream_topics(req: ApiRequest, *, stream_id: PathInt) -> Payload:
     async with req.services.db.read() as conn:
         # As Zulip: readable streams only; a private stream needs a subscription, even for
         # an administrator (whatever its history setting).
-        await access_stream_by_id(conn, req.me, stream_id, allow_admin=False)
-    # No message table exists yet, so no stream has topics. The messages issue replaces this
-    # with each topic's newest message the user may read (for a private stream with
-    # protected history, only messages the user received), newest topic first.
-    return {"topics": []}
+        target, _ = await access_stream_by_id(conn, req.me, stream_id, allow_admin=False)
+        return {"topics": await get_topic_history(conn, req.me, target)}
 
 
 @endpoint("DELETE", "/streams/{stream_id:int}")
