@@ -12,10 +12,6 @@ import re
 from functools import lru_cache
 from html import escape
 
-from zulip_emoji_mapping.emoji_names import (  # type: ignore[import-untyped,unused-ignore]
-    EMOJI_NAME_MAPS,
-)
-
 from hubbub.markdown.context import RealmEmoji
 
 # Zulip's own emoji, rendered from the static image set.
@@ -48,6 +44,12 @@ EMOTICON_RE = re.compile(
 
 @lru_cache(maxsize=1)
 def _tables() -> tuple[dict[str, str], dict[str, str]]:
+    # Imported on first use: the mapping module is one large literal, ~4 MB of memory that
+    # an idle server (or one whose messages carry no emoji) does not need.
+    from zulip_emoji_mapping.emoji_names import (  # type: ignore[import-untyped,unused-ignore]
+        EMOJI_NAME_MAPS,
+    )
+
     name_to_code: dict[str, str] = {}
     code_to_name: dict[str, str] = {}
     for code, data in EMOJI_NAME_MAPS.items():

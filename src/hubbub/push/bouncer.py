@@ -14,7 +14,6 @@ import uuid
 from typing import Any
 from urllib.parse import urljoin
 
-import httpx
 import orjson
 
 from hubbub import ZULIP_VERSION
@@ -63,6 +62,9 @@ async def send_to_bouncer(
     url = urljoin(settings.push_bouncer_url, "/api/v1/remotes/" + endpoint)
     headers = {"User-Agent": f"ZulipServer/{ZULIP_VERSION}"}
     auth = (settings.push_bouncer_org_id, settings.push_bouncer_org_key)
+    # Imported on first use: httpx costs ~5 MB of idle memory on servers without push.
+    import httpx
+
     try:
         async with httpx.AsyncClient(timeout=BOUNCER_TIMEOUT_SECONDS) as http:
             if as_json:
