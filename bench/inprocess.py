@@ -11,6 +11,7 @@ calls of one kind through httpx's ASGITransport:
 
     .venv/bin/python bench/inprocess.py small
     .venv/bin/python bench/inprocess.py register --profile   # needs `pip install pyinstrument`
+    .venv/bin/python bench/inprocess.py register --data-dir /tmp/hubbub-load/data --profile
 
 With ``--profile`` the timed calls run under pyinstrument and its text report is written to
 ``bench/results/inprocess-<kind>.txt``. Times include the test client's own work (small).
@@ -29,21 +30,46 @@ from pathlib import Path
 
 import httpx
 from longpoll import RESULTS_DIR
+from starlette.applications import Starlette
 
 from hubbub.actions.realms import do_create_realm
 from hubbub.actions.streams import StreamOptions, bulk_add_subscriptions, do_create_stream
 from hubbub.actions.users import check_create_user
 from hubbub.app import create_app
 from hubbub.db.migrate import upgrade
-from hubbub.models import Role
-from hubbub.services import build_services
+from hubbub.models import Role, User
+from hubbub.queries.users import get_users_by_login_email
+from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 
 KINDS = ("small", "big", "dm", "register", "fetch")
 NARROW = '[{"operator":"stream","operand":"small"},{"operator":"topic","operand":"t1"}]'
 
 
+async def seeded_user(args: argparse.Namespace) -> tuple[Starlette, Services, list[User]]:
+    """The app on an existing data directory (say, one ``bench/load.py --keep`` seeded),
+    acting as the user ``--email``."""
+    settings = Settings(data_dir=args.data_dir, rate_limit=0)
+    services = build_services(settings)
+    await upgrade(services.db)
+    async with services.db.read() as conn:
+        users = await get_users_by_login_email(conn, args.email)
+    if not users:
+        raise SystemExit(f"no user {args.email} in {args.data_dir}")
+    await services.start()
+    return create_app(settings, services=services), services, users
+
+
 async def amain(args: argparse.Namespace) -> None:
+    if args.data_dir is not None:
+        app, services, users = await seeded_user(args)
+    else:
+        app, services, users = await fresh_realm(args)
+    await measure(args, app, users)
+    await services.close()
+
+
+async def fresh_realm(args: argparse.Namespace) -> tuple[Starlette, Services, list[User]]:
     settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="hubbub-inprocess-")), rate_limit=0)
     services = build_services(settings)
     await upgrade(services.db)
@@ -74,6 +100,10 @@ async def amain(args: argparse.Namespace) -> None:
             )
             await bulk_add_subscriptions(tx, realm, [target], members)
     await services.start()
+    return app, services, users
+
+
+async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -> None:
     me = users[0]
     auth = "Basic " + base64.b64encode(f"{me.delivery_email}:{me.api_key}".encode()).decode()
     transport = httpx.ASGITransport(app=app)
@@ -135,7 +165,6 @@ async def amain(args: argparse.Namespace) -> None:
             print(f"profile: {out}")
         else:
             times = await timed()
-    await services.close()
     times.sort()
     print(
         f"{args.kind}: {len(times)} requests, {args.users} users: "
@@ -151,7 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--profile", action="store_true")
-    asyncio.run(amain(parser.parse_args(argv)))
+    parser.add_argument("--data-dir", type=Path, help="an existing data directory (register only)")
+    parser.add_argument("--email", default="user1@bench.example.com", help="with --data-dir")
+    args = parser.parse_args(argv)
+    if args.data_dir is not None and args.kind != "register":
+        parser.error("--data-dir measures register only")
+    asyncio.run(amain(args))
     return 0
 
 
