@@ -63,6 +63,7 @@ from longpoll import (
     log,
     raise_nofile_limit,
     redacted,
+    run_and_save,
     tree_cpu_seconds,
     tree_rss_mb,
 )
@@ -612,17 +613,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="hubbub-bench-load-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        try:
-            import uvloop
-
-            runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
-        except ImportError:
-            runner = asyncio.Runner()
-        with runner:
-            result, server = runner.run(amain(args, workdir))
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
-        shutil.copy(server.stderr_path, json_path.with_suffix(".server.log"))
+        result, _ = run_and_save(lambda: amain(args, workdir), json_path)
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)

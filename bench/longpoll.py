@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -1053,6 +1053,25 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
     return result, server
 
 
+def run_and_save(
+    work: Callable[[], Coroutine[Any, Any, tuple[dict[str, Any], Server]]], json_path: Path
+) -> tuple[dict[str, Any], Server]:
+    """Run a benchmark's main coroutine (on uvloop when installed); write its result as
+    JSON and the server's log beside it."""
+    try:
+        import uvloop
+
+        runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
+    except ImportError:
+        runner = asyncio.Runner()
+    with runner:
+        result, server = runner.run(work())
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+    shutil.copy(server.stderr_path, json_path.with_suffix(".server.log"))
+    return result, server
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     limit = raise_nofile_limit()
@@ -1061,17 +1080,7 @@ def main(argv: list[str] | None = None) -> int:
     json_path = args.json or RESULTS_DIR / f"longpoll-{args.clients}.json"
     workdir = Path(tempfile.mkdtemp(prefix="hubbub-bench-"))
     try:
-        try:
-            import uvloop
-
-            runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
-        except ImportError:
-            runner = asyncio.Runner()
-        with runner:
-            result, server = runner.run(amain(args, workdir))
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
-        shutil.copy(server.stderr_path, json_path.with_suffix(".server.log"))
+        result, _ = run_and_save(lambda: amain(args, workdir), json_path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print_table(result)

@@ -64,6 +64,7 @@ from longpoll import (
     raise_nofile_limit,
     redacted,
     rss_mb,
+    run_and_save,
     wait_until_quiet,
 )
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -1139,17 +1140,7 @@ def main(argv: list[str] | None = None) -> int:
     json_path = args.json or RESULTS_DIR / f"messages-{args.scale:g}{suffix}.json"
     workdir = Path(tempfile.mkdtemp(prefix="hubbub-bench-msgs-"))
     try:
-        try:
-            import uvloop
-
-            runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
-        except ImportError:
-            runner = asyncio.Runner()
-        with runner:
-            result, server = runner.run(amain(args, workdir))
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
-        shutil.copy(server.stderr_path, json_path.with_suffix(".server.log"))
+        result, _ = run_and_save(lambda: amain(args, workdir), json_path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print_table(result)
