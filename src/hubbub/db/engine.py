@@ -80,6 +80,11 @@ class Database:
                 f"cannot connect to the database at {make_url(self.url)!r}: {exc}"
             ) from exc
 
+    async def refresh_statistics(self) -> None:
+        """Bring the query planner's statistics up to date (see the dialect modules)."""
+        async with self.write() as conn:
+            await self.dialect.refresh_statistics(conn)
+
     async def dispose(self) -> None:
         await self.engine.dispose()
 

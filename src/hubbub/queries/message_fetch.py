@@ -94,14 +94,14 @@ async def fetch_window(
     at: list[tuple[int, int]] = []
     if num_before and not anchored_left:
         select = query.select(*columns, below=None if past_all else anchor)
-        rows = await conn.execute(select.order_by(message.c.id.desc()).limit(num_before))
+        rows = await conn.execute(select.order_by(query.order_id().desc()).limit(num_before))
         before = [(mid, int(flags)) for mid, flags in rows][::-1]
     if include_anchor and not anchored_left and not past_all:
         rows = await conn.execute(query.select(*columns).where(message.c.id == anchor))
         at = [(mid, int(flags)) for mid, flags in rows]
     if num_after and not past_all:
         rows = await conn.execute(
-            query.select(*columns, above=anchor).order_by(message.c.id).limit(num_after)
+            query.select(*columns, above=anchor).order_by(query.order_id()).limit(num_after)
         )
         after = [(mid, int(flags)) for mid, flags in rows]
     return Window(

@@ -13,10 +13,15 @@ from hubbub.workers.scheduled_delivery import run_scheduled_delivery
 logger = logging.getLogger("hubbub.workers")
 
 
-async def run_every(seconds: float, job: Callable[[], Awaitable[object]], name: str) -> None:
-    """Run ``job`` every ``seconds`` until cancelled; a failing run is logged, not fatal."""
+async def run_every(
+    seconds: float, job: Callable[[], Awaitable[object]], name: str, *, first: float | None = None
+) -> None:
+    """Run ``job`` every ``seconds`` (the first time after ``first`` seconds, if given)
+    until cancelled; a failing run is logged, not fatal."""
+    delay = seconds if first is None else first
     while True:
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(delay)
+        delay = seconds
         try:
             await job()
         except asyncio.CancelledError:
@@ -45,6 +50,10 @@ async def expire_event_queues(services: Services) -> int:
 PUSH_DELIVERY_INTERVAL_SECONDS = 2.0
 RETENTION_INTERVAL_SECONDS = 3600.0
 UPLOAD_CLEANUP_INTERVAL_SECONDS = 3600.0
+# Planner statistics: soon after start (a database seeded or restored while the server was
+# down has none), then daily.
+STATISTICS_FIRST_SECONDS = 10.0
+STATISTICS_INTERVAL_SECONDS = 86400.0
 
 
 def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
@@ -64,6 +73,16 @@ def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
         ),
     ]
     tasks = [asyncio.create_task(run_every(every, job, name)) for every, job, name in jobs]
+    tasks.append(
+        asyncio.create_task(
+            run_every(
+                STATISTICS_INTERVAL_SECONDS,
+                services.db.refresh_statistics,
+                "planner statistics",
+                first=STATISTICS_FIRST_SECONDS,
+            )
+        )
+    )
     # Scheduled messages keep their own clock: they are due to the second, not per interval.
     tasks.append(asyncio.create_task(run_scheduled_delivery(services)))
     return tasks

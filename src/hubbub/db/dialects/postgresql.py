@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 # pool_timeout: a burst queues for a connection rather than failing after 30 s.
 ENGINE_KWARGS: dict[str, Any] = {
@@ -25,3 +25,8 @@ def install(engine: AsyncEngine) -> None:
 
 def insert(table: sa.Table) -> Any:
     return pg_insert(table)
+
+
+async def refresh_statistics(conn: AsyncConnection) -> None:
+    """Nothing to do: PostgreSQL's autovacuum keeps planner statistics current."""
+    del conn

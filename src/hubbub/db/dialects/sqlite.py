@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 BUSY_TIMEOUT_MS = 10_000
 # Writes are serialized in-process, so the pool only needs room for concurrent readers.
@@ -50,3 +50,17 @@ def install(engine: AsyncEngine) -> None:
 
 def insert(table: sa.Table) -> Any:
     return sqlite_insert(table)
+
+
+# Rows ANALYZE reads per index: bounded, so a multi-gigabyte database is analyzed in well
+# under a second (0.17 s for 1,000,000 messages and 33,000,000 user_message rows).
+ANALYSIS_LIMIT = 10_000
+
+
+async def refresh_statistics(conn: AsyncConnection) -> None:
+    """Give the query planner row-count statistics (``sqlite_stat1``). SQLite never
+    gathers them by itself, and without them it guesses, for example scanning a million
+    messages newest-first for a direct-message narrow instead of using the sender index
+    (300 ms instead of 3)."""
+    await conn.exec_driver_sql(f"PRAGMA analysis_limit={ANALYSIS_LIMIT}")
+    await conn.exec_driver_sql("ANALYZE")

@@ -1,0 +1,49 @@
+"""Planner statistics: the periodic job gives SQLite the ``sqlite_stat1`` table it never
+fills by itself (PostgreSQL's autovacuum keeps its own; the job is a no-op there), and
+narrows stay right without any realm condition of their own."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from tests.helpers import TestEnv, assert_success
+from tests.messages_helpers import send_direct_message, send_stream_message
+
+
+async def test_refresh_statistics(env: TestEnv) -> None:
+    await env.subscribe("hamlet", "Denmark")
+    for i in range(5):
+        await send_stream_message(env, "hamlet", "Denmark", f"m{i}")
+    await env.services.db.refresh_statistics()
+    if env.services.db.is_sqlite:
+        async with env.services.db.read() as conn:
+            tables = {
+                row[0]
+                for row in await conn.execute(sa.text("SELECT DISTINCT tbl FROM sqlite_stat1"))
+            }
+        assert {"message", "user_message"} <= tables
+    # Refreshing again (the daily run) is harmless.
+    await env.services.db.refresh_statistics()
+
+
+async def test_direct_message_narrow_after_statistics(env: TestEnv) -> None:
+    other_realm = await env.create_realm("zephyr", "Zephyr")
+    zoe = await env.create_user("zoe@example.com", "Zoe", realm=other_realm)
+    zed = await env.create_user("zed@example.com", "Zed", realm=other_realm)
+    theirs = assert_success(
+        await env.client(zoe, host="zephyr.localhost").post(
+            "/messages", {"type": "direct", "to": [zed.id], "content": "elsewhere"}
+        )
+    )["id"]
+    ours = await send_direct_message(env, "hamlet", ["othello"], "here")
+    await env.services.db.refresh_statistics()
+    params = {
+        "anchor": "newest",
+        "num_before": 10,
+        "num_after": 0,
+        "narrow": [{"operator": "dm", "operand": [env.users["othello"].id]}],
+    }
+    body = assert_success(await env.client("hamlet").get("/messages", params))
+    assert [m["id"] for m in body["messages"]] == [ours]
+    body = assert_success(await env.client("hamlet").get("/messages", {**params, "narrow": []}))
+    assert theirs not in [m["id"] for m in body["messages"]]
