@@ -461,6 +461,14 @@ user_message = sa.Table(
         sqlite_where=sa.text("(flags & 2) != 0"),
         postgresql_where=sa.text("(flags & 2) != 0"),
     ),
+    # Direct-message rows per user (recent_private_conversations).
+    sa.Index(
+        "ix_user_message_private",
+        "user_profile_id",
+        "message_id",
+        sqlite_where=sa.text("(flags & 2048) != 0"),
+        postgresql_where=sa.text("(flags & 2048) != 0"),
+    ),
 )
 
 # One user's emoji reaction to a message. The key is the emoji's code (and type), not its

@@ -30,7 +30,7 @@ from hubbub.queries.message_dicts import (
     RECIPIENT_STREAM,
     get_direct_message_group_members,
 )
-from hubbub.queries.message_flags import get_mute_data, is_muted_topic
+from hubbub.queries.message_flags import flag_is, get_mute_data, is_muted_topic
 from hubbub.queries.messages import (
     IS_PRIVATE,
     MENTIONED,
@@ -71,25 +71,50 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
     members = await get_direct_message_group_members(
         conn, {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
     )
-    state: dict[str, Any] = {
-        "pms": [],
-        "streams": [],
-        "huddles": [],
-        "mentions": [],
-        "count": 0,
-        "old_unreads_missing": missing,
-    }
+    # The rows come oldest first, so each conversation is created in the order of its oldest
+    # unread message and its ids are appended in order: the state ``_add_unread`` would
+    # build one message at a time, without its per-message searches and sorts.
+    streams: dict[tuple[int, str], dict[str, Any]] = {}
+    pms: dict[int, dict[str, Any]] = {}
+    huddles: dict[str, dict[str, Any]] = {}
+    mentions: list[int] = []
+    count = 0
     for r in rows:
-        info: dict[str, Any] = {"id": r.message_id, "sender_id": r.sender_id}
+        message_id, flags = int(r.message_id), int(r.flags)
+        is_muted = False
         if r.type == RECIPIENT_STREAM:
-            info.update(type="stream", stream_id=r.type_id, topic=r.topic)
+            is_muted = is_muted_topic(r.type_id, r.topic, muted, policies)
+            entry = streams.get((r.type_id, r.topic))
+            if entry is None:
+                entry = {"stream_id": r.type_id, "topic": r.topic, "unread_message_ids": []}
+                streams[(r.type_id, r.topic)] = entry
         elif r.type == RECIPIENT_PERSONAL:
             other = r.sender_id if r.sender_id != user_id else r.type_id
-            info.update(type="private", other_user_id=other)
+            entry = pms.get(other)
+            if entry is None:
+                # ``sender_id`` is the deprecated (feature level 119) name of other_user_id.
+                entry = {"other_user_id": other, "sender_id": other, "unread_message_ids": []}
+                pms[other] = entry
         else:
-            info.update(type="huddle", user_ids=sorted(members[r.type_id]))
-        _add_unread(state, info, int(r.flags), muted, policies)
-    return state
+            key = ",".join(str(uid) for uid in sorted(members[r.type_id]))
+            entry = huddles.get(key)
+            if entry is None:
+                entry = {"user_ids_string": key, "unread_message_ids": []}
+                huddles[key] = entry
+        entry["unread_message_ids"].append(message_id)
+        if not is_muted:
+            count += 1
+        wildcard = flags & (STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED)
+        if flags & MENTIONED or (wildcard and not is_muted):
+            mentions.append(message_id)
+    return {
+        "pms": list(pms.values()),
+        "streams": list(streams.values()),
+        "huddles": list(huddles.values()),
+        "mentions": mentions,
+        "count": count,
+        "old_unreads_missing": missing,
+    }
 
 
 def _add_unread(
@@ -207,7 +232,9 @@ async def _recent_private_conversations(
             .join(recipient, recipient.c.id == message.c.recipient_id)
             .where(
                 user_message.c.user_profile_id == user_id,
-                user_message.c.flags.op("&")(IS_PRIVATE) != 0,
+                # With the bit as a literal, so the partial index ix_user_message_private
+                # matches.
+                flag_is(IS_PRIVATE, True),
             )
             .order_by(user_message.c.message_id.desc())
             .limit(MAX_RECENT_PRIVATE_MESSAGES)
