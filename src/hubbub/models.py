@@ -68,7 +68,10 @@ class Realm:
 
     @classmethod
     def from_row(cls, row: Any) -> Realm:
-        mapping = row._mapping
+        return cls.from_mapping(row._mapping)
+
+    @classmethod
+    def from_mapping(cls, mapping: Any) -> Realm:
         values = {name: mapping[name] for name in cls.__slots__}
         values["settings"] = orjson.loads(values["settings"] or "{}")
         return cls(**values)

@@ -16,8 +16,7 @@ from hubbub.errors import (
     UserDeactivatedError,
 )
 from hubbub.models import Realm, User
-from hubbub.queries.realms import get_realm_by_id
-from hubbub.queries.users import get_users_by_login_email
+from hubbub.queries.users import get_login_candidates
 
 # Without a configured external host, "<sub>.localhost" names realm <sub>.
 DEFAULT_ROOT_DOMAIN = "localhost"
@@ -59,7 +58,17 @@ def parse_basic_auth(header: str) -> tuple[str, str]:
 async def authenticate(
     conn: AsyncConnection, realm: Realm | None, email: str, api_key: str
 ) -> User:
-    """The active user whose email and API key these are, in the request's realm.
+    """The active user whose email and API key these are, in ``realm`` (the request's)."""
+    subdomain = realm.string_id if realm is not None else None
+    user, _ = await authenticate_on_subdomain(conn, subdomain, email, api_key)
+    return user
+
+
+async def authenticate_on_subdomain(
+    conn: AsyncConnection, subdomain: str | None, email: str, api_key: str
+) -> tuple[User, Realm]:
+    """The active user whose email and API key these are, and their realm, which must be
+    the one on ``subdomain`` (None: a subdomain with no organization).
 
     Bad credentials are a 401 with code UNAUTHORIZED, so clients know the key needs
     replacing.
@@ -69,23 +78,22 @@ async def authenticate(
     # Look the account up by email, then compare keys in constant time: an index lookup
     # by key would leak, through timing, how much of a guessed key was right.
     candidates = [
-        user
-        for user in await get_users_by_login_email(conn, email)
+        (user, user_realm)
+        for user, user_realm in await get_login_candidates(conn, email)
         if api_keys_match(api_key, user.api_key)
     ]
     if not candidates:
         raise UnauthorizedError("Invalid API key")
-    user = next(
-        (u for u in candidates if realm is not None and u.realm_id == realm.id), candidates[0]
+    user, user_realm = next(
+        (c for c in candidates if subdomain is not None and c[1].string_id == subdomain),
+        candidates[0],
     )
-    user_realm = await get_realm_by_id(conn, user.realm_id)
-    assert user_realm is not None
     # Zulip 8.0: a deactivated organization or account is a 401 with its own code (since
     # feature level 76); the wrong subdomain is an ordinary 400.
     if user_realm.deactivated:
         raise RealmDeactivatedError()
     if not user.is_active:
         raise UserDeactivatedError()
-    if realm is None or user.realm_id != realm.id:
+    if subdomain is None or user_realm.string_id != subdomain:
         raise JsonableError("Account is not associated with this subdomain")
-    return user
+    return user, user_realm

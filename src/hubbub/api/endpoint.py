@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 from starlette.responses import Response
 
-from hubbub.api.auth import authenticate, parse_basic_auth, subdomain_from_host
+from hubbub.api.auth import authenticate_on_subdomain, parse_basic_auth, subdomain_from_host
 from hubbub.api.params import ParamSpec, build_specs, find_int32_overflow, parse_arguments
 from hubbub.api.responses import json_error, json_success
 from hubbub.db.engine import is_value_out_of_range
@@ -134,12 +134,15 @@ def rate_limit_headers(
     }
 
 
-async def _authenticate(conn: AsyncConnection, req: ApiRequest) -> User:
-    header = req.http.headers.get("authorization")
+async def _authenticate(
+    conn: AsyncConnection, request: Request, subdomain: str
+) -> tuple[User, Realm]:
+    header = request.headers.get("authorization")
     if not header:
         raise UnauthorizedError()
     email, api_key = parse_basic_auth(header)
-    return await authenticate(conn, req.realm, email, api_key)
+    # A host naming no organization still authenticates, to say which error applies.
+    return await authenticate_on_subdomain(conn, subdomain, email, api_key)
 
 
 async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
@@ -166,19 +169,21 @@ async def dispatch(request: Request, ep: Endpoint) -> Response:
         auth_error: ApiError | None = None
         # One read finds the realm and the caller: every request pays for it, and the
         # connection goes back to the pool before the endpoint (or a long-poll) runs.
+        subdomain = subdomain_from_host(
+            request.headers.get("host", ""), services.settings.external_host
+        )
         async with services.db.read() as conn:
-            realm = await get_realm_by_subdomain(
-                conn,
-                subdomain_from_host(
-                    request.headers.get("host", ""), services.settings.external_host
-                ),
-            )
-            req = ApiRequest(services, request, realm, client_name(request, args))
+            user: User | None = None
+            realm: Realm | None = None
             if ep.auth:
+                # The caller's realm comes with them: it is the subdomain's, or they fail.
                 try:
-                    req.user = await _authenticate(conn, req)
+                    user, realm = await _authenticate(conn, request, subdomain)
                 except ApiError as error:
                     auth_error = error
+            else:
+                realm = await get_realm_by_subdomain(conn, subdomain)
+            req = ApiRequest(services, request, realm, client_name(request, args), user)
         if auth_error is not None:
             # Failed attempts count against the caller's address, so keys cannot be
             # guessed at full speed.

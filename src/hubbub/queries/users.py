@@ -6,9 +6,10 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.credentials import api_keys_match
+from hubbub.db.tables import realm as realm_table
 from hubbub.db.tables import user_profile
 from hubbub.errors import JsonableError
-from hubbub.models import Role, User
+from hubbub.models import Realm, Role, User
 
 
 async def get_user_by_id(conn: AsyncConnection, realm_id: int, user_id: int) -> User | None:
@@ -53,18 +54,41 @@ async def get_user_by_delivery_email(
     return None if row is None else User.from_row(row)
 
 
+def _login_email_is(email: str) -> sa.ColumnElement[bool]:
+    lowered = email.strip().lower()
+    return sa.or_(
+        sa.func.lower(user_profile.c.email) == lowered,
+        sa.func.lower(user_profile.c.delivery_email) == lowered,
+    )
+
+
 async def get_users_by_login_email(conn: AsyncConnection, email: str) -> list[User]:
     """Every account, in any realm, whose API or real email is ``email`` (authentication)."""
-    lowered = email.strip().lower()
-    rows = await conn.execute(
-        sa.select(user_profile).where(
-            sa.or_(
-                sa.func.lower(user_profile.c.email) == lowered,
-                sa.func.lower(user_profile.c.delivery_email) == lowered,
-            )
-        )
-    )
+    rows = await conn.execute(sa.select(user_profile).where(_login_email_is(email)))
     return [User.from_row(row) for row in rows]
+
+
+_REALM_PREFIX = "r__"
+
+
+async def get_login_candidates(conn: AsyncConnection, email: str) -> list[tuple[User, Realm]]:
+    """``get_users_by_login_email`` with each account's realm, in one statement: every
+    authenticated request starts here, so it is one database round trip instead of three."""
+    realm_columns = [c.label(_REALM_PREFIX + c.name) for c in realm_table.c]
+    rows = await conn.execute(
+        sa.select(user_profile, *realm_columns)
+        .join(realm_table, realm_table.c.id == user_profile.c.realm_id)
+        .where(_login_email_is(email))
+    )
+    found = []
+    for row in rows:
+        realm_values = {
+            key[len(_REALM_PREFIX) :]: value
+            for key, value in row._mapping.items()
+            if isinstance(key, str) and key.startswith(_REALM_PREFIX)
+        }
+        found.append((User.from_row(row), Realm.from_mapping(realm_values)))
+    return found
 
 
 async def realm_ids_with_delivery_email(conn: AsyncConnection, email: str) -> list[int]:
