@@ -35,8 +35,6 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import os
-import platform
 import random
 import re
 import shutil
@@ -45,7 +43,6 @@ import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +53,13 @@ from longpoll import (
     ConnectionClosed,
     Response,
     Server,
+    backend_config,
     basic_auth,
     bounded,
-    git_commit,
     latency_summary,
     log,
     raise_nofile_limit,
-    redacted,
+    result_header,
     run_and_save,
     tree_cpu_seconds,
     tree_rss_mb,
@@ -477,19 +474,11 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
     server = Server(args, workdir)
     saved = workdir / "realm.json"
     r: dict[str, Any] = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": git_commit(),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        **result_header(),
         "config": {
             "scale": args.scale,
             "seed": args.seed,
-            "database": "postgresql" if args.database_url.startswith("postgres") else "sqlite",
-            "database_url": redacted(args.database_url) if args.database_url else "(default)",
-            "bus": "redis" if args.redis_url else "memory",
+            **backend_config(args),
             "workers": args.workers,
             "think_s": args.think,
             "duration_s": args.duration,

@@ -1053,6 +1053,28 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
     return result, server
 
 
+def result_header() -> dict[str, Any]:
+    """When, on which commit and on what machine a result was measured."""
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+    }
+
+
+def backend_config(args: argparse.Namespace) -> dict[str, Any]:
+    """Which database and bus the server ran on (the URL without its password)."""
+    return {
+        "database": "postgresql" if args.database_url.startswith("postgres") else "sqlite",
+        "database_url": redacted(args.database_url) if args.database_url else "(default)",
+        "bus": "redis" if args.redis_url else "memory",
+    }
+
+
 def run_and_save(
     work: Callable[[], Coroutine[Any, Any, tuple[dict[str, Any], Server]]], json_path: Path
 ) -> tuple[dict[str, Any], Server]:

@@ -28,8 +28,6 @@ import asyncio
 import contextlib
 import html
 import itertools
-import os
-import platform
 import random
 import shutil
 import string
@@ -38,7 +36,6 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -53,16 +50,16 @@ from longpoll import (
     Poller,
     Server,
     api_call,
+    backend_config,
     basic_auth,
     bounded,
     cpu_seconds,
-    git_commit,
     latency_summary,
     log,
     ms,
     proc_status_kb,
     raise_nofile_limit,
-    redacted,
+    result_header,
     rss_mb,
     run_and_save,
     wait_until_quiet,
@@ -966,13 +963,7 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
     server = Server(args, workdir)
     seeder = Seeder(args, server, sizes)
     r: dict[str, Any] = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": git_commit(),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        **result_header(),
         "config": {
             "scale": args.scale,
             "seed": args.seed,
@@ -981,9 +972,7 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
             "big_streams": sizes.big_streams,
             "messages": sizes.messages,
             "direct_message_groups": sizes.groups,
-            "database": "postgresql" if args.database_url.startswith("postgres") else "sqlite",
-            "database_url": redacted(args.database_url) if args.database_url else "(default)",
-            "bus": "redis" if args.redis_url else "memory",
+            **backend_config(args),
             "send_rate": args.send_rate,
             "duration_s": args.duration,
             "pollers": args.pollers,
