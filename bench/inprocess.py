@@ -38,7 +38,7 @@ from hubbub.actions.users import check_create_user
 from hubbub.app import create_app
 from hubbub.db.migrate import upgrade
 from hubbub.models import Role, User
-from hubbub.queries.users import get_users_by_login_email
+from hubbub.queries.users import get_login_candidates
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 
@@ -53,7 +53,7 @@ async def seeded_user(args: argparse.Namespace) -> tuple[Starlette, Services, li
     services = build_services(settings)
     await upgrade(services.db)
     async with services.db.read() as conn:
-        users = await get_users_by_login_email(conn, args.email)
+        users = [user for user, _ in await get_login_candidates(conn, args.email)]
     if not users:
         raise SystemExit(f"no user {args.email} in {args.data_dir}")
     await services.start()

@@ -26,7 +26,8 @@ from typing import Any
 import httpx
 
 from hubbub.models import User
-from tests.helpers import ApiClient, TestEnv, assert_success, basic_auth
+from tests.helpers import ApiClient, TestEnv, assert_success
+from tests.uploads_helpers import fetch, upload
 
 # Those with an account in the organization who are still active.
 MEMBERS = ("desdemona", "iago", "shiva", "hamlet", "othello", "polonius", "bot")
@@ -97,18 +98,11 @@ class World:
     def received(self, actor: str) -> set[int]:
         return {self.ids[o] for o in OBJECTS if actor in RECEIVED[o]}
 
-    def object_of(self, message_id: int) -> str:
-        return next(o for o, i in self.ids.items() if i == message_id)
-
     async def download(self, actor: str, path_id: str) -> httpx.Response:
         """``GET /user_uploads/<path id>`` (outside /api/v1) as ``actor``."""
-        headers = {"Host": "zephyr.localhost" if actor == "zoe" else "localhost"}
         user = self.zoe if actor == "zoe" else self.env.users.get(actor)
-        if user is not None:
-            headers["Authorization"] = basic_auth(user.delivery_email, user.api_key)
-        transport = httpx.ASGITransport(app=self.env.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-            return await http.get(f"/user_uploads/{path_id}", headers=headers)
+        host = "zephyr.localhost" if actor == "zoe" else "localhost"
+        return await fetch(self.env, f"/user_uploads/{path_id}", user, host=host)
 
     async def send(self, obj: str, text: str = "") -> int:
         """A new message from hamlet in ``obj``'s conversation; its id."""
@@ -121,13 +115,6 @@ class World:
         params["content"] = text or f"{WORD} {obj}"
         body = assert_success(await self.env.client("hamlet").post("/messages", params))
         return int(body["id"])
-
-
-async def _upload(env: TestEnv, name: str) -> str:
-    response = await env.client("hamlet").request(
-        "POST", "/user_uploads", files={"file": (name, f"bytes of {name}".encode(), "text/plain")}
-    )
-    return str(assert_success(response)["uri"]).removeprefix("/user_uploads/")
 
 
 async def build_world(env: TestEnv) -> World:
@@ -171,7 +158,8 @@ async def build_world(env: TestEnv) -> World:
     world.queues["iago-firehose"] = state["queue_id"]
 
     for obj in OBJECTS:
-        world.paths[obj] = await _upload(env, f"{obj}.txt")
+        name = f"{obj}.txt"
+        world.paths[obj] = await upload(env, "hamlet", f"bytes of {name}".encode(), name)
         world.ids[obj] = await world.send(
             obj, f"{WORD} {obj} [file](/user_uploads/{world.paths[obj]})"
         )

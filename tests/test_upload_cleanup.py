@@ -10,9 +10,9 @@ import pytest
 from hubbub.clock import FakeClock
 from hubbub.settings import Settings
 from hubbub.workers import upload_cleanup
-from tests.api.test_uploads import upload
 from tests.helpers import TestEnv, assert_success, running_env
 from tests.messages_helpers import send_stream_message
+from tests.uploads_helpers import upload
 
 DAY = 86400.0
 

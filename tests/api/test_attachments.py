@@ -12,10 +12,10 @@ import sqlalchemy as sa
 from hubbub.actions.attachments import do_update_scheduled_message_attachments
 from hubbub.db.tables import attachment, scheduled_attachment, scheduled_message
 from hubbub.settings import Settings
-from tests.api.test_uploads import fetch, upload
 from tests.events.verify import verify_action
 from tests.helpers import TestEnv, assert_error, assert_success, running_env, with_test_redis
 from tests.messages_helpers import send_stream_message
+from tests.uploads_helpers import fetch, upload
 
 
 @pytest.fixture(params=["memory", "redis"])

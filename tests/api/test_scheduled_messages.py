@@ -13,8 +13,8 @@ from hubbub.clock import FakeClock
 from hubbub.db.tables import attachment, scheduled_attachment, scheduled_message
 from hubbub.settings import Settings
 from hubbub.workers.scheduled_delivery import deliver_due_scheduled_messages
-from tests.api.test_uploads import upload
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
+from tests.uploads_helpers import upload
 
 NOW = 1_700_000_000
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 import sqlalchemy as sa
 
@@ -15,45 +14,9 @@ from hubbub.db.tables import stream
 from hubbub.settings import Settings
 from hubbub.uploads import storage_for
 from hubbub.uploads.paths import check_path_id, path_ids_in, sanitize_file_name
-from tests.helpers import TestEnv, assert_error, assert_success, basic_auth, running_env
+from tests.helpers import TestEnv, assert_error, assert_success, running_env
 from tests.messages_helpers import send_direct_message, send_stream_message
-
-
-async def upload(
-    env: TestEnv,
-    user: str,
-    content: bytes = b"zulip!",
-    name: str = "zulip.txt",
-    content_type: str = "text/plain",
-    field: str = "/home/me/zulip.txt",
-) -> str:
-    """Upload as the official client does (the field is named after the file's path);
-    the new file's path id."""
-    response = await env.client(user).request(
-        "POST", "/user_uploads", files={field: (name, content, content_type)}
-    )
-    uri = assert_success(response)["uri"]
-    assert uri.startswith("/user_uploads/")
-    return str(uri[len("/user_uploads/") :])
-
-
-async def fetch(
-    env: TestEnv,
-    path: str,
-    user: str | None = None,
-    *,
-    api_key: str | None = None,
-    method: str = "GET",
-) -> httpx.Response:
-    """A download from the site's root (not /api/v1), with Basic auth as ``user``."""
-    headers = {"Host": "localhost"}
-    if user is not None:
-        u = env.users[user]
-        headers["Authorization"] = basic_auth(u.delivery_email, u.api_key)
-    params = {"api_key": api_key} if api_key else None
-    transport = httpx.ASGITransport(app=env.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-        return await http.request(method, path, headers=headers, params=params)
+from tests.uploads_helpers import fetch, upload
 
 
 def file_url(path_id: str) -> str:

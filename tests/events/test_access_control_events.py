@@ -13,7 +13,6 @@ from tests.access_table import (
     OBJECTS,
     READERS,
     READERS_LATER,
-    RECEIVED,
     RECEIVED_LATER,
     World,
     build_world,
@@ -55,12 +54,10 @@ async def test_events_reach_only_readers(env: TestEnv) -> None:
         assert_success(await hamlet.delete(f"/messages/{fresh}"))
 
     def readable(actor: str) -> set[int]:
-        original = {world.ids[o] for o in OBJECTS if actor in READERS[o]}
-        return original | {i for i, o in later.items() if actor in READERS_LATER[o]}
+        return world.readable(actor) | {i for i, o in later.items() if actor in READERS_LATER[o]}
 
     def received(actor: str) -> set[int]:
-        original = {world.ids[o] for o in OBJECTS if actor in RECEIVED[o]}
-        return original | {i for i, o in later.items() if actor in RECEIVED_LATER[o]}
+        return world.received(actor) | {i for i, o in later.items() if actor in RECEIVED_LATER[o]}
 
     leaks = []
     for actor in MEMBERS:
@@ -75,10 +72,9 @@ async def test_events_reach_only_readers(env: TestEnv) -> None:
 
     # The firehose adds every public and web-public message, nothing private.
     firehose = await _drain(world, "iago-firehose")
-    public = {
-        i
-        for i in world.ids.values() | later.keys()
-        if (later.get(i) or world.object_of(i)) in ("public", "web_public")
+    open_streams = ("public", "web_public")
+    public = {world.ids[o] for o in open_streams} | {
+        i for i, o in later.items() if o in open_streams
     }
     sent = {e["message"]["id"] for e in firehose if e["type"] == "message"}
     assert sent == received("iago") | public

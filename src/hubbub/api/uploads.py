@@ -129,10 +129,16 @@ async def get_file_temporary_url(
     return {"url": f"/user_uploads/temporary/{token}/{target.path_id.rsplit('/', 1)[-1]}"}
 
 
-async def _access_file(conn: AsyncConnection, user: User, realm: Realm, path_id: str) -> Attachment:
+async def _find_file(conn: AsyncConnection, realm: Realm, path_id: str) -> Attachment:
+    """The realm's file with this path id, or 404."""
     target = await get_attachment_by_path_id(conn, path_id) if is_valid_path_id(path_id) else None
     if target is None or target.realm_id != realm.id:
         raise FileNotFoundApiError()
+    return target
+
+
+async def _access_file(conn: AsyncConnection, user: User, realm: Realm, path_id: str) -> Attachment:
+    target = await _find_file(conn, realm, path_id)
     if not await can_read_attachment(conn, user, target):
         raise FileForbiddenError()
     return target
@@ -167,9 +173,7 @@ async def _spectator_file(
     credentials."""
     if realm is None:
         raise UnauthorizedError()
-    target = await get_attachment_by_path_id(conn, path_id) if is_valid_path_id(path_id) else None
-    if target is None or target.realm_id != realm.id:
-        raise FileNotFoundApiError()
+    target = await _find_file(conn, realm, path_id)
     allowed = services.settings.web_public_streams_enabled and realm.enable_spectator_access
     if not allowed or not await is_web_public_attachment(conn, target):
         raise UnauthorizedError()

@@ -74,47 +74,72 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
     # The rows come oldest first, so each conversation is created in the order of its oldest
     # unread message and its ids are appended in order: the state ``_add_unread`` would
     # build one message at a time, without its per-message searches and sorts.
-    streams: dict[tuple[int, str], dict[str, Any]] = {}
-    pms: dict[int, dict[str, Any]] = {}
-    huddles: dict[str, dict[str, Any]] = {}
+    parts: dict[str, dict[Any, dict[str, Any]]] = {"streams": {}, "pms": {}, "huddles": {}}
     mentions: list[int] = []
     count = 0
     for r in rows:
-        message_id, flags = int(r.message_id), int(r.flags)
-        is_muted = False
-        if r.type == RECIPIENT_STREAM:
-            is_muted = is_muted_topic(r.type_id, r.topic, muted, policies)
-            entry = streams.get((r.type_id, r.topic))
-            if entry is None:
-                entry = {"stream_id": r.type_id, "topic": r.topic, "unread_message_ids": []}
-                streams[(r.type_id, r.topic)] = entry
-        elif r.type == RECIPIENT_PERSONAL:
-            other = r.sender_id if r.sender_id != user_id else r.type_id
-            entry = pms.get(other)
-            if entry is None:
-                # ``sender_id`` is the deprecated (feature level 119) name of other_user_id.
-                entry = {"other_user_id": other, "sender_id": other, "unread_message_ids": []}
-                pms[other] = entry
-        else:
-            key = ",".join(str(uid) for uid in sorted(members[r.type_id]))
-            entry = huddles.get(key)
-            if entry is None:
-                entry = {"user_ids_string": key, "unread_message_ids": []}
-                huddles[key] = entry
-        entry["unread_message_ids"].append(message_id)
+        info = _row_info(r, user_id, members)
+        is_muted = _is_muted(info, muted, policies)
+        part, key, new_entry = _conversation(info)
+        entry = parts[part].setdefault(key, new_entry)
+        entry["unread_message_ids"].append(info["id"])
         if not is_muted:
             count += 1
-        wildcard = flags & (STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED)
-        if flags & MENTIONED or (wildcard and not is_muted):
-            mentions.append(message_id)
+        if _counts_as_mention(int(r.flags), is_muted):
+            mentions.append(info["id"])
     return {
-        "pms": list(pms.values()),
-        "streams": list(streams.values()),
-        "huddles": list(huddles.values()),
+        **{part: list(entries.values()) for part, entries in parts.items()},
         "mentions": mentions,
         "count": count,
         "old_unreads_missing": missing,
     }
+
+
+def _row_info(r: Any, user_id: int, members: dict[int, list[int]]) -> dict[str, Any]:
+    info: dict[str, Any] = {"id": int(r.message_id), "sender_id": r.sender_id}
+    if r.type == RECIPIENT_STREAM:
+        info.update(type="stream", stream_id=r.type_id, topic=r.topic)
+    elif r.type == RECIPIENT_PERSONAL:
+        other = r.sender_id if r.sender_id != user_id else r.type_id
+        info.update(type="private", other_user_id=other)
+    else:
+        info.update(type="huddle", user_ids=sorted(members[r.type_id]))
+    return info
+
+
+def _is_muted(info: dict[str, Any], muted: set[int], policies: dict[tuple[int, str], int]) -> bool:
+    if info["type"] != "stream":
+        return False
+    return is_muted_topic(info["stream_id"], info["topic"], muted, policies)
+
+
+def _conversation(info: dict[str, Any]) -> tuple[str, Any, dict[str, Any]]:
+    """The part of ``unread_msgs`` a message belongs to, its conversation's key there (see
+    ``_entry_key``) and an empty entry for that conversation."""
+    if info["type"] == "stream":
+        stream_id, topic = info["stream_id"], info["topic"]
+        entry = {"stream_id": stream_id, "topic": topic, "unread_message_ids": []}
+        return "streams", (stream_id, topic), entry
+    if info["type"] == "private":
+        other = info["other_user_id"]
+        # ``sender_id`` is the deprecated (feature level 119) name of other_user_id.
+        return "pms", other, {"other_user_id": other, "sender_id": other, "unread_message_ids": []}
+    key = ",".join(str(uid) for uid in info["user_ids"])
+    return "huddles", key, {"user_ids_string": key, "unread_message_ids": []}
+
+
+def _entry_key(part: str, entry: dict[str, Any]) -> Any:
+    if part == "streams":
+        return (entry["stream_id"], entry["topic"])
+    if part == "pms":
+        return entry["other_user_id"]
+    return entry["user_ids_string"]
+
+
+def _counts_as_mention(flags: int, is_muted: bool) -> bool:
+    # Wildcard mentions in muted topics do not count (personal mentions always do).
+    wildcard = flags & (STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED)
+    return bool(flags & MENTIONED or (wildcard and not is_muted))
 
 
 def _add_unread(
@@ -126,37 +151,12 @@ def _add_unread(
 ) -> None:
     """Add one unread message to an ``unread_msgs`` state."""
     message_id = info["id"]
-    is_muted = False
-    if info["type"] == "stream":
-        is_muted = is_muted_topic(info["stream_id"], info["topic"], muted, policies)
-        entry = next(
-            (
-                e
-                for e in state["streams"]
-                if e["stream_id"] == info["stream_id"] and e["topic"] == info["topic"]
-            ),
-            None,
-        )
-        if entry is None:
-            entry = {
-                "stream_id": info["stream_id"],
-                "topic": info["topic"],
-                "unread_message_ids": [],
-            }
-            state["streams"].append(entry)
-    elif info["type"] == "private":
-        other = info["other_user_id"]
-        entry = next((e for e in state["pms"] if e["other_user_id"] == other), None)
-        if entry is None:
-            # ``sender_id`` is the deprecated (feature level 119) name of other_user_id.
-            entry = {"other_user_id": other, "sender_id": other, "unread_message_ids": []}
-            state["pms"].append(entry)
-    else:
-        key = ",".join(str(uid) for uid in info["user_ids"])
-        entry = next((e for e in state["huddles"] if e["user_ids_string"] == key), None)
-        if entry is None:
-            entry = {"user_ids_string": key, "unread_message_ids": []}
-            state["huddles"].append(entry)
+    is_muted = _is_muted(info, muted, policies)
+    part, key, new_entry = _conversation(info)
+    entry = next((e for e in state[part] if _entry_key(part, e) == key), None)
+    if entry is None:
+        entry = new_entry
+        state[part].append(entry)
     if message_id in entry["unread_message_ids"]:
         return
     entry["unread_message_ids"].append(message_id)
@@ -164,8 +164,7 @@ def _add_unread(
     _order_conversations(state)
     if not is_muted:
         state["count"] += 1
-    wildcard = flags & (STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED)
-    if flags & MENTIONED or (wildcard and not is_muted):
+    if _counts_as_mention(flags, is_muted):
         state["mentions"].append(message_id)
         state["mentions"].sort()
 

@@ -124,6 +124,27 @@ async def list_attachments(conn: AsyncConnection, owner_id: int) -> list[Attachm
     return [Attachment.from_row(r) for r in rows]
 
 
+def _linking_messages(target: Attachment) -> sa.Select[tuple[int]]:
+    return sa.select(attachment_message.c.message_id).where(
+        attachment_message.c.attachment_id == target.id
+    )
+
+
+async def _linking_streams(conn: AsyncConnection, target: Attachment) -> list[Stream]:
+    """The streams of the messages that link the file."""
+    rows = await conn.execute(
+        sa.select(stream)
+        .distinct()
+        .join(recipient, sa.and_(recipient.c.type_id == stream.c.id))
+        .join(message, message.c.recipient_id == recipient.c.id)
+        .where(
+            recipient.c.type == RECIPIENT_STREAM,
+            message.c.id.in_(_linking_messages(target)),
+        )
+    )
+    return [Stream.from_row(row) for row in rows]
+
+
 async def can_read_attachment(conn: AsyncConnection, user: User, target: Attachment) -> bool:
     """Whether ``user`` may download the file: its owner, or anyone who can read a message
     that links it (a row for the message, or the history of its stream)."""
@@ -131,50 +152,25 @@ async def can_read_attachment(conn: AsyncConnection, user: User, target: Attachm
         return False
     if target.owner_id == user.id:
         return True
-    linked = sa.select(attachment_message.c.message_id).where(
-        attachment_message.c.attachment_id == target.id
-    )
     received = (
         await conn.execute(
             sa.select(user_message.c.message_id)
-            .where(user_message.c.user_profile_id == user.id, user_message.c.message_id.in_(linked))
+            .where(
+                user_message.c.user_profile_id == user.id,
+                user_message.c.message_id.in_(_linking_messages(target)),
+            )
             .limit(1)
         )
     ).first()
     if received is not None:
         return True
-    streams = await conn.execute(
-        sa.select(stream)
-        .distinct()
-        .join(recipient, sa.and_(recipient.c.type_id == stream.c.id))
-        .join(message, message.c.recipient_id == recipient.c.id)
-        .where(recipient.c.type == RECIPIENT_STREAM, message.c.id.in_(linked))
-    )
-    for row in streams.all():
-        if await can_access_stream_history(conn, user, Stream.from_row(row)):
+    for linking in await _linking_streams(conn, target):
+        if await can_access_stream_history(conn, user, linking):
             return True
     return False
 
 
 async def is_web_public_attachment(conn: AsyncConnection, target: Attachment) -> bool:
-    """Whether a message in a web-public stream of the file's realm links it: the files a
-    spectator (a visitor without credentials) may download."""
-    row = (
-        await conn.execute(
-            sa.select(attachment_message.c.message_id)
-            .join(message, message.c.id == attachment_message.c.message_id)
-            .join(recipient, recipient.c.id == message.c.recipient_id)
-            .join(
-                stream,
-                sa.and_(recipient.c.type == RECIPIENT_STREAM, stream.c.id == recipient.c.type_id),
-            )
-            .where(
-                attachment_message.c.attachment_id == target.id,
-                stream.c.realm_id == target.realm_id,
-                stream.c.is_web_public,
-                ~stream.c.invite_only,
-            )
-            .limit(1)
-        )
-    ).first()
-    return row is not None
+    """Whether a message in a web-public stream links the file: the files a spectator (a
+    visitor without credentials) may download."""
+    return any(s.is_web_public and not s.invite_only for s in await _linking_streams(conn, target))

@@ -62,18 +62,12 @@ def _login_email_is(email: str) -> sa.ColumnElement[bool]:
     )
 
 
-async def get_users_by_login_email(conn: AsyncConnection, email: str) -> list[User]:
-    """Every account, in any realm, whose API or real email is ``email`` (authentication)."""
-    rows = await conn.execute(sa.select(user_profile).where(_login_email_is(email)))
-    return [User.from_row(row) for row in rows]
-
-
 _REALM_PREFIX = "r__"
 
 
 async def get_login_candidates(conn: AsyncConnection, email: str) -> list[tuple[User, Realm]]:
-    """``get_users_by_login_email`` with each account's realm, in one statement: every
-    authenticated request starts here, so it is one database round trip instead of three."""
+    """Every account, in any realm, whose API or real email is ``email``, each with its
+    realm, in one statement: every authenticated request starts here."""
     realm_columns = [c.label(_REALM_PREFIX + c.name) for c in realm_table.c]
     rows = await conn.execute(
         sa.select(user_profile, *realm_columns)
