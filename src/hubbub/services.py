@@ -30,6 +30,8 @@ class Services:
         async with self.db.write() as conn:
             tx = Tx(conn)
             yield tx
+        if tx.stale_credentials:
+            await self.bus.forget_credentials(sorted(tx.stale_credentials))
         if tx.notices:
             await self.bus.publish(tx.notices)
         for job in tx.after_commit:

@@ -26,9 +26,15 @@ class Tx:
     # Work that must wait for the commit (removing a deleted upload's file, waking the
     # scheduler): run after the events are published, never after a rollback.
     after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # Users whose credentials stop working with this commit (a new API key, deactivation,
+    # a changed login email): their event queues forget who may poll them.
+    stale_credentials: set[int] = field(default_factory=set)
 
     def on_commit(self, job: Callable[[], Awaitable[None]]) -> None:
         self.after_commit.append(job)
+
+    def forget_credentials(self, user_ids: Iterable[int]) -> None:
+        self.stale_credentials.update(user_ids)
 
     def notify(self, realm_id: int, event: dict[str, Any], user_ids: Iterable[int]) -> None:
         self.notices.append(Notice(realm_id, event, tuple(user_ids)))

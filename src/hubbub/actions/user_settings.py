@@ -141,6 +141,9 @@ async def _change_email_visibility(tx: Tx, user: User, visibility: int) -> User:
         .where(user_profile.c.id == user.id)
         .values(email_address_visibility=visibility, email=new_email)
     )
+    if new_email != user.email:
+        # The old address no longer logs in (auth accepts the API or the real email).
+        tx.forget_credentials([user.id])
     after = await get_user_by_id(tx.conn, user.realm_id, user.id)
     assert after is not None
     # Viewers who gain or lose access to the real address hear of it.

@@ -193,6 +193,7 @@ async def do_regenerate_api_key(tx: Tx, user: User) -> str:
     await tx.conn.execute(
         sa.update(user_profile).where(user_profile.c.id == user.id).values(api_key=api_key)
     )
+    tx.forget_credentials([user.id])
     return api_key
 
 
@@ -210,6 +211,7 @@ async def do_revoke_api_keys(tx: Tx, realm_id: int, user_ids: list[int] | None) 
             .where(user_profile.c.id == user_id)
             .values(api_key=generate_api_key())
         )
+    tx.forget_credentials(ids)
     return len(ids)
 
 
@@ -288,5 +290,7 @@ async def _set_active(tx: Tx, user: User, active: bool) -> None:
     await tx.conn.execute(
         sa.update(user_profile).where(user_profile.c.id == user.id).values(is_active=active)
     )
+    if not active:
+        tx.forget_credentials([user.id])
     await notify_user_updated(tx, user, is_active=active)
     await notify_subscriber_activity(tx, user, active)

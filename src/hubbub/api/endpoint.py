@@ -23,6 +23,7 @@ from starlette.responses import Response
 from hubbub.api.auth import authenticate_on_subdomain, parse_basic_auth, subdomain_from_host
 from hubbub.api.params import ParamSpec, build_specs, find_int32_overflow, parse_arguments
 from hubbub.api.responses import json_error, json_success
+from hubbub.credentials import credential_digest
 from hubbub.db.engine import is_value_out_of_range
 from hubbub.errors import (
     ApiError,
@@ -55,6 +56,20 @@ class ApiRequest:
     realm: Realm | None
     client_name: str
     user: User | None = None
+    # Set instead of ``user`` when the event queue named in the request vouched for the
+    # caller (``queue_auth`` endpoints): who it is, without a database read.
+    queue_user_id: int | None = None
+
+    @property
+    def caller_id(self) -> int | None:
+        return self.user.id if self.user is not None else self.queue_user_id
+
+    @property
+    def credential(self) -> str:
+        """Digest of the credentials this (database-authenticated) request presented."""
+        return credential_digest(
+            self.my_realm.string_id, self.http.headers.get("authorization", "")
+        )
 
     @property
     def me(self) -> User:
@@ -76,6 +91,7 @@ class Endpoint:
     auth: bool
     specs: list[ParamSpec]
     known_names: frozenset[str] = field(default_factory=frozenset)
+    queue_auth: bool = False
 
     @property
     def summary(self) -> str:
@@ -85,13 +101,19 @@ class Endpoint:
 ENDPOINTS: list[Endpoint] = []
 
 
-def endpoint(method: str, path: str, *, auth: bool = True) -> Callable[[Handler], Handler]:
-    """Register ``func`` as the handler of ``method path`` (path relative to /api/v1)."""
+def endpoint(
+    method: str, path: str, *, auth: bool = True, queue_auth: bool = False
+) -> Callable[[Handler], Handler]:
+    """Register ``func`` as the handler of ``method path`` (path relative to /api/v1).
+
+    ``queue_auth``: the event queue named by ``queue_id`` may vouch for the caller (see
+    ``_authenticate_by_queue``); the handler then sees ``queue_user_id``, not ``user``.
+    """
 
     def register(func: Handler) -> Handler:
         specs = build_specs(func)
         known = frozenset(name for spec in specs for name in spec.names)
-        ENDPOINTS.append(Endpoint(method.upper(), path, func, auth, specs, known))
+        ENDPOINTS.append(Endpoint(method.upper(), path, func, auth, specs, known, queue_auth))
         return func
 
     return register
@@ -145,9 +167,26 @@ async def _authenticate(
     return await authenticate_on_subdomain(conn, subdomain, email, api_key)
 
 
+async def _authenticate_by_queue(
+    services: Services, request: Request, args: dict[str, str], subdomain: str
+) -> int | None:
+    """The caller's user id when the queue they poll recently saw these very credentials
+    proved against the database, else None.
+
+    Every client re-arms its long-poll after each batch of events, so ``GET /events`` is
+    most of a server's requests; vouching from the queue spares each re-arm the database.
+    """
+    queue_id = args.get("queue_id")
+    header = request.headers.get("authorization")
+    if not queue_id or not header:
+        return None
+    digest = credential_digest(subdomain, header)
+    return await services.bus.poll_credentials(queue_id, digest, services.clock.now())
+
+
 async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
-    if req.user is not None:
-        key = f"user:{req.user.id}"
+    if req.caller_id is not None:
+        key = f"user:{req.caller_id}"
     else:
         key = f"ip:{req.http.client.host if req.http.client else 'unknown'}"
     result = await req.services.rate_limiter.hit(key)
@@ -172,18 +211,28 @@ async def dispatch(request: Request, ep: Endpoint) -> Response:
         subdomain = subdomain_from_host(
             request.headers.get("host", ""), services.settings.external_host
         )
-        async with services.db.read() as conn:
-            user: User | None = None
-            realm: Realm | None = None
-            if ep.auth:
-                # The caller's realm comes with them: it is the subdomain's, or they fail.
-                try:
-                    user, realm = await _authenticate(conn, request, subdomain)
-                except ApiError as error:
-                    auth_error = error
-            else:
-                realm = await get_realm_by_subdomain(conn, subdomain)
-            req = ApiRequest(services, request, realm, client_name(request, args), user)
+        vouched = (
+            await _authenticate_by_queue(services, request, args, subdomain)
+            if ep.queue_auth
+            else None
+        )
+        if vouched is not None:
+            req = ApiRequest(
+                services, request, None, client_name(request, args), queue_user_id=vouched
+            )
+        else:
+            async with services.db.read() as conn:
+                user: User | None = None
+                realm: Realm | None = None
+                if ep.auth:
+                    # The caller's realm comes with them: it is the subdomain's, or they fail.
+                    try:
+                        user, realm = await _authenticate(conn, request, subdomain)
+                    except ApiError as error:
+                        auth_error = error
+                else:
+                    realm = await get_realm_by_subdomain(conn, subdomain)
+                req = ApiRequest(services, request, realm, client_name(request, args), user)
         if auth_error is not None:
             # Failed attempts count against the caller's address, so keys cannot be
             # guessed at full speed.

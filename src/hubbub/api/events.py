@@ -91,6 +91,7 @@ async def register(
     # Queue first, state second: a change committed in between is both in the state and
     # in the queue, and applying it again is harmless; the reverse order would lose it.
     await services.bus.create_queue(spec, services.clock.now())
+    await services.bus.remember_credentials(spec.queue_id, req.credential, services.clock.now())
     async with services.db.read() as conn:
         me = await access_user_by_id(conn, req.my_realm.id, req.me.id)
         state = await fetch_initial_state(
@@ -123,13 +124,18 @@ async def _access_queue(req: ApiRequest, queue_id: str) -> None:
         raise BadEventQueueIdError(queue_id)
 
 
-@endpoint("GET", "/events")
+@endpoint("GET", "/events", queue_auth=True)
 async def get_events(
     req: ApiRequest, *, queue_id: str, last_event_id: int | None = None, dont_block: bool = False
 ) -> Payload:
     """Get events from an event queue"""
-    await _access_queue(req, queue_id)
-    events = await req.services.bus.get_events(
+    bus = req.services.bus
+    if req.user is not None:
+        # The database, not the queue, vouched for the caller (the first poll, or the
+        # queue's trust lapsed): the queue must be theirs, and trusts them again.
+        await _access_queue(req, queue_id)
+        await bus.remember_credentials(queue_id, req.credential, req.services.clock.now())
+    events = await bus.get_events(
         queue_id, last_event_id, block=not dont_block, now=req.services.clock.now()
     )
     return {"events": events, "queue_id": queue_id}

@@ -8,6 +8,7 @@ shutdown, so clients need not re-register after a restart (Zulip does the same).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 from collections import deque
 from dataclasses import dataclass, field
@@ -18,7 +19,12 @@ import orjson
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError, JsonableError
-from hubbub.events.queues import QueueSpec, heartbeat_delay, shape_event
+from hubbub.events.queues import (
+    CREDENTIAL_RECHECK_SECONDS,
+    QueueSpec,
+    heartbeat_delay,
+    shape_event,
+)
 
 logger = logging.getLogger("hubbub.events")
 
@@ -48,6 +54,17 @@ class EventBus(Protocol):
 
     async def publish(self, notices: list[Notice]) -> None: ...
 
+    async def remember_credentials(self, queue_id: str, digest: str, now: float) -> None:
+        """The credentials with this digest just proved, against the database, that their
+        owner may poll the queue."""
+
+    async def poll_credentials(self, queue_id: str, digest: str, now: float) -> int | None:
+        """The queue's user id when these credentials proved themselves on it less than
+        ``CREDENTIAL_RECHECK_SECONDS`` ago, else None (ask the database)."""
+
+    async def forget_credentials(self, user_ids: list[int]) -> None:
+        """These users' credentials changed: their queues trust none until proved again."""
+
     async def get_events(
         self, queue_id: str, last_event_id: int | None, *, block: bool, now: float
     ) -> list[dict[str, Any]]: ...
@@ -56,6 +73,14 @@ class EventBus(Protocol):
 
     async def release_polls(self) -> None:
         """Server shutting down: answer every waiting poll now, and later ones at once."""
+
+
+def credentials_fresh(stored: str | None, verified_at: float, given: str, now: float) -> bool:
+    return (
+        stored is not None
+        and now - verified_at < CREDENTIAL_RECHECK_SECONDS
+        and hmac.compare_digest(stored, given)
+    )
 
 
 def pruned_error(last_event_id: int) -> JsonableError:
@@ -73,6 +98,9 @@ class _MemoryQueue:
     # The currently connected poll, woken by new events or by a newer poll.
     waiter: asyncio.Event | None = None
     poll_generation: int = 0
+    # Digest of the credentials last proved on this queue, and when (never saved to disk).
+    credential: str | None = None
+    verified_at: float = 0.0
 
     def push(self, event: dict[str, Any]) -> None:
         self.events.append({**event, "id": self.next_id})
@@ -189,6 +217,22 @@ class MemoryEventBus:
                 shaped = shape_event(notice.event, queue.spec)
                 if shaped is not None:
                     queue.push(shaped)
+
+    async def remember_credentials(self, queue_id: str, digest: str, now: float) -> None:
+        queue = self._queues.get(queue_id)
+        if queue is not None:
+            queue.credential, queue.verified_at = digest, now
+
+    async def poll_credentials(self, queue_id: str, digest: str, now: float) -> int | None:
+        queue = self._queues.get(queue_id)
+        if queue is None or not credentials_fresh(queue.credential, queue.verified_at, digest, now):
+            return None
+        return queue.spec.user_id
+
+    async def forget_credentials(self, user_ids: list[int]) -> None:
+        for user_id in user_ids:
+            for queue_id in self._by_user.get(user_id, ()):
+                self._queues[queue_id].credential = None
 
     async def get_events(
         self, queue_id: str, last_event_id: int | None, *, block: bool, now: float

@@ -16,6 +16,11 @@ MAX_QUEUE_LIFESPAN_SECONDS = 7 * 24 * 3600
 HEARTBEAT_MIN_SECONDS = 45.0
 HEARTBEAT_JITTER_SECONDS = 10.0
 LONGPOLL_TIMEOUT_SECONDS = 90
+# A queue trusts the credentials that last proved who polls it for this long; then the
+# next poll asks the database again. Changes made through this server (a new API key,
+# deactivation) take effect at once (``forget_credentials``); this bounds the delay for a
+# change the server is not told of: a command run against the same SQLite file.
+CREDENTIAL_RECHECK_SECONDS = 60.0
 
 
 @dataclass

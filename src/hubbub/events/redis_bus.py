@@ -3,7 +3,8 @@ serve any poll, and queues outlive every worker.
 
 Keys (``ns`` is the namespace, ``hubbub`` by default):
 - ``ns:q:<id>``: hash with the queue's spec (JSON), next event id, pruned-through id,
-  last access time and poll generation;
+  last access time, poll generation and the credentials last proved on it
+  (``<time>:<digest>``);
 - ``ns:qe:<id>``: list of the queue's events (JSON with their ids), oldest first;
 - ``ns:uq:<user_id>``: set of the user's queue ids (for delivery);
 - ``ns:queues``: sorted set of queue ids scored by when they expire unless used again.
@@ -22,7 +23,7 @@ from redis.asyncio import Redis
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError
-from hubbub.events.bus import Notice, pruned_error
+from hubbub.events.bus import Notice, credentials_fresh, pruned_error
 from hubbub.events.queues import (
     HEARTBEAT_JITTER_SECONDS,
     HEARTBEAT_MIN_SECONDS,
@@ -63,6 +64,14 @@ return 0
 """
 
 
+# Remember credentials only on a queue that still exists (HSET would re-create it).
+_REMEMBER = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'cred', ARGV[1])
+return 1
+"""
+
+
 class RedisEventBus:
     def __init__(
         self,
@@ -78,6 +87,7 @@ class RedisEventBus:
         self.ns = namespace
         self._push = redis.register_script(_PUSH)
         self._prune = redis.register_script(_PRUNE)
+        self._remember = redis.register_script(_REMEMBER)
         self._specs: dict[str, QueueSpec] = {}
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._listener: asyncio.Task[None] | None = None
@@ -227,6 +237,32 @@ class RedisEventBus:
             for queue_id in woken:
                 pipe.publish(f"{self.ns}:wake", queue_id)
             if woken:
+                await pipe.execute()
+
+    async def remember_credentials(self, queue_id: str, digest: str, now: float) -> None:
+        await self._remember(keys=[self._q(queue_id)], args=[f"{now!r}:{digest}"])
+
+    async def poll_credentials(self, queue_id: str, digest: str, now: float) -> int | None:
+        raw = await self.redis.hget(self._q(queue_id), "cred")
+        if raw is None:
+            return None
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        verified_at, _, stored = text.partition(":")
+        if not credentials_fresh(stored, float(verified_at), digest, now):
+            return None
+        spec = self._specs.get(queue_id) or await self.get_queue(queue_id)
+        return None if spec is None else spec.user_id
+
+    async def forget_credentials(self, user_ids: list[int]) -> None:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for user_id in user_ids:
+                pipe.smembers(self._uq(user_id))
+            memberships = await pipe.execute()
+        queue_ids = sorted({q.decode() for members in memberships for q in members})
+        if queue_ids:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for queue_id in queue_ids:
+                    pipe.hdel(self._q(queue_id), "cred")
                 await pipe.execute()
 
     async def _load_specs(self, queue_ids: set[str]) -> dict[str, QueueSpec]:
