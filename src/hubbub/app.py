@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from hubbub.api.body_limit import BodySizeLimit
+from hubbub.api.events_shortcut import EventsShortcut
 from hubbub.api.openapi_doc import openapi_routes
 from hubbub.api.responses import json_error
 from hubbub.api.routes import build_routes
@@ -67,7 +68,10 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
         # File downloads live at the site's root (/user_uploads/...), not under /api/v1.
         routes=[*build_routes(), *openapi_routes(), *upload_routes()],
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
-        middleware=[Middleware(BodySizeLimit, max_upload_mib=settings.max_file_upload_mib)],
+        middleware=[
+            Middleware(EventsShortcut),
+            Middleware(BodySizeLimit, max_upload_mib=settings.max_file_upload_mib),
+        ],
         lifespan=lifespan,
     )
     app.state.services = services

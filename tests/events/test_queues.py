@@ -251,3 +251,40 @@ async def test_memory_queues_survive_a_restart(settings: Settings) -> None:
         assert [e["id"] for e in body["events"]] == [0, 1]
     finally:
         await services.close()
+
+
+async def test_events_arguments_from_the_query_or_a_form_body(env: TestEnv) -> None:
+    """``GET /events`` has its own way in (``api/events_shortcut.py``) for arguments in the
+    query string; arguments in a form body take the usual route. Both answer alike."""
+    import httpx
+
+    from tests.helpers import API, basic_auth
+
+    hamlet = env.users["hamlet"]
+    queue_id = (await register(env, hamlet))["queue_id"]
+    headers = {"Authorization": basic_auth(hamlet.delivery_email, hamlet.api_key)}
+    body = assert_success(
+        await env.client("hamlet").get(
+            "/events", {"queue_id": queue_id, "dont_block": True, "colour": "blue"}
+        )
+    )
+    assert body["events"] == [] and body["ignored_parameters_unsupported"] == ["colour"]
+    transport = httpx.ASGITransport(app=env.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+        response = await http.request(
+            "GET",
+            API + "/events",
+            data={"queue_id": queue_id, "dont_block": "true", "colour": "blue"},
+            headers=headers,
+        )
+        body = assert_success(response)
+        assert body["events"] == [] and body["ignored_parameters_unsupported"] == ["colour"]
+        # The first value of a repeated argument wins, as everywhere.
+        response = await http.get(
+            API + f"/events?queue_id={queue_id}&queue_id=nope&dont_block=true", headers=headers
+        )
+        assert assert_success(response)["queue_id"] == queue_id
+        assert_error(
+            await http.get(API + f"/events?queue_id={queue_id}&dont_block=maybe", headers=headers),
+            "dont_block is not valid JSON",
+        )

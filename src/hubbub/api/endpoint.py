@@ -200,11 +200,13 @@ async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
     return headers
 
 
-async def dispatch(request: Request, ep: Endpoint) -> Response:
+async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None = None) -> Response:
+    """Answer ``request`` with ``ep``; ``args``: its arguments, when already read."""
     services: Services = request.app.state.services
     headers: dict[str, str] = {}
     try:
-        args = await read_arguments(request)
+        if args is None:
+            args = await read_arguments(request)
         auth_error: ApiError | None = None
         # One read finds the realm and the caller: every request pays for it, and the
         # connection goes back to the pool before the endpoint (or a long-poll) runs.

@@ -87,6 +87,11 @@ def pruned_error(last_event_id: int) -> JsonableError:
     return JsonableError(f"An event newer than {last_event_id} has already been pruned!")
 
 
+def _time_out(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(True)
+
+
 @dataclass
 class _MemoryQueue:
     spec: QueueSpec
@@ -95,8 +100,10 @@ class _MemoryQueue:
     events: deque[dict[str, Any]] = field(default_factory=deque)
     # Highest event id removed because a client acknowledged it.
     pruned_through: int = -1
-    # The currently connected poll, woken by new events or by a newer poll.
-    waiter: asyncio.Event | None = None
+    # The currently connected poll, woken by new events or by a newer poll: a bare future
+    # (its result says whether the heartbeat timer fired), the lightest thing to wait on,
+    # since thousands of idle polls each hold one.
+    waiter: asyncio.Future[bool] | None = None
     poll_generation: int = 0
     # Digest of the credentials last proved on this queue, and when (never saved to disk).
     credential: str | None = None
@@ -105,8 +112,11 @@ class _MemoryQueue:
     def push(self, event: dict[str, Any]) -> None:
         self.events.append({**event, "id": self.next_id})
         self.next_id += 1
-        if self.waiter is not None:
-            self.waiter.set()
+        self.wake()
+
+    def wake(self, timed_out: bool = False) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(timed_out)
 
     def prune(self, last_event_id: int) -> None:
         while self.events and self.events[0]["id"] <= last_event_id:
@@ -137,8 +147,7 @@ class MemoryEventBus:
     async def release_polls(self) -> None:
         self._releasing = True
         for queue in self._queues.values():
-            if queue.waiter is not None:
-                queue.waiter.set()
+            queue.wake()
 
     async def start(self) -> None:
         self._started = True
@@ -162,8 +171,7 @@ class MemoryEventBus:
 
     async def close(self) -> None:
         for queue in self._queues.values():
-            if queue.waiter is not None:
-                queue.waiter.set()
+            queue.wake()
         if self.state_file is None or not self._started:
             return
         saved = [
@@ -200,8 +208,7 @@ class MemoryEventBus:
             raise BadEventQueueIdError(queue_id)
         self._by_user.get(queue.spec.user_id, set()).discard(queue_id)
         self._public.get(queue.spec.realm_id, set()).discard(queue_id)
-        if queue.waiter is not None:
-            queue.waiter.set()
+        queue.wake()
 
     async def publish(self, notices: list[Notice]) -> None:
         for notice in notices:
@@ -250,14 +257,15 @@ class MemoryEventBus:
         # A newer poll on the same queue ends this one.
         queue.poll_generation += 1
         generation = queue.poll_generation
-        if queue.waiter is not None:
-            queue.waiter.set()
-        waiter = queue.waiter = asyncio.Event()
+        queue.wake()
+        loop = asyncio.get_running_loop()
+        waiter = queue.waiter = loop.create_future()
+        timer = loop.call_later(self._heartbeat_delay(), _time_out, waiter)
         try:
-            await asyncio.wait_for(waiter.wait(), self._heartbeat_delay())
-        except TimeoutError:
-            queue.push({"type": "heartbeat"})
+            if await waiter:
+                queue.push({"type": "heartbeat"})
         finally:
+            timer.cancel()
             if queue.waiter is waiter:
                 queue.waiter = None
             queue.last_access = self.clock.now()
