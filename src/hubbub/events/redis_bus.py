@@ -285,40 +285,50 @@ class RedisEventBus:
         self, queue_id: str, last_event_id: int | None, *, block: bool, now: float
     ) -> list[dict[str, Any]]:
         key = self._q(queue_id)
-        if last_event_id is not None:
-            status = await self._prune(keys=[key, self._qe(queue_id)], args=[last_event_id])
-            if status == -2:
-                raise BadEventQueueIdError(queue_id)
-            if status == -1:
-                raise pruned_error(last_event_id)
-        spec = await self.get_queue(queue_id)
+        spec = self._specs.get(queue_id) or await self.get_queue(queue_id)
         if spec is None:
             raise BadEventQueueIdError(queue_id)
         # While polled, a queue cannot expire; should this worker die mid-poll, it expires
         # a lifespan after the poll would have ended.
         poll_allowance = HEARTBEAT_MIN_SECONDS + HEARTBEAT_JITTER_SECONDS if block else 0.0
         expires = now + spec.lifespan_seconds + poll_allowance
-        await self.redis.zadd(f"{self.ns}:queues", {queue_id: expires})
-        events = await self._events(queue_id)
+        # One round trip: acknowledge, check the queue is there, keep it alive, read it.
+        async with self.redis.pipeline(transaction=False) as pipe:
+            if last_event_id is not None:
+                await self._prune(keys=[key, self._qe(queue_id)], args=[last_event_id], client=pipe)
+            pipe.exists(key)
+            pipe.zadd(f"{self.ns}:queues", {queue_id: expires}, xx=True)
+            pipe.lrange(self._qe(queue_id), 0, -1)
+            *pruned, exists, _, raws = await pipe.execute()
+        if pruned and pruned[0] == -1 and exists:
+            raise pruned_error(last_event_id if last_event_id is not None else -1)
+        if not exists:
+            self._specs.pop(queue_id, None)
+            raise BadEventQueueIdError(queue_id)
+        events = [orjson.loads(raw) for raw in raws]
         if events or not block or self._releasing:
             return events
         # Register the wake-up before announcing this poll, so no event slips between.
         waiter = asyncio.Event()
         self._waiters.setdefault(queue_id, set()).add(waiter)
         try:
-            generation = await self.redis.hincrby(key, "generation", 1)
             # A newer poll (on any worker) ends the older one: wake everyone waiting here.
-            await self.redis.publish(f"{self.ns}:wake", queue_id)
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hincrby(key, "generation", 1)
+                pipe.publish(f"{self.ns}:wake", queue_id)
+                generation, _ = await pipe.execute()
             deadline = asyncio.get_running_loop().time() + self._heartbeat_delay()
             while True:
-                events = await self._events(queue_id)
-                current = await self.redis.hget(key, "generation")
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    pipe.lrange(self._qe(queue_id), 0, -1)
+                    pipe.hget(key, "generation")
+                    raws, current = await pipe.execute()
                 if current is None:
                     return []  # deleted meanwhile
                 if int(current) != generation or self._releasing:
                     return []
-                if events:
-                    return events
+                if raws:
+                    return [orjson.loads(raw) for raw in raws]
                 remaining = deadline - asyncio.get_running_loop().time()
                 if remaining <= 0:
                     await self._push(
