@@ -67,19 +67,24 @@ async def _claimable(tx: Tx, sender: User, content: str, already: set[int]) -> l
 
 
 async def do_update_message_attachments(
-    tx: Tx, sender: User, message_id: int, content: str
+    tx: Tx, sender: User, message_id: int, content: str, *, new: bool = False
 ) -> None:
     """Link the message to the uploads its (new) content references; called when a message
-    is sent and when its content is edited. Links an edit removes are dropped, but the
-    upload stays (as in Zulip); it is cleaned up later if nothing links it any more."""
-    current = {
-        int(a)
-        for (a,) in await tx.conn.execute(
-            sa.select(attachment_message.c.attachment_id).where(
-                attachment_message.c.message_id == message_id
+    is sent (``new``: it has no links yet) and when its content is edited. Links an edit
+    removes are dropped, but the upload stays (as in Zulip); it is cleaned up later if
+    nothing links it any more."""
+    current = (
+        set()
+        if new
+        else {
+            int(a)
+            for (a,) in await tx.conn.execute(
+                sa.select(attachment_message.c.attachment_id).where(
+                    attachment_message.c.message_id == message_id
+                )
             )
-        )
-    }
+        }
+    )
     wanted = await _claimable(tx, sender, content, current)
     added = [a for a in wanted if a.id not in current]
     removed = current - {a.id for a in wanted}

@@ -27,7 +27,7 @@ from hubbub.actions.user_topics import do_set_user_topic_visibility_policy
 from hubbub.db.tables import message
 from hubbub.models import Stream, User
 from hubbub.queries.streams import get_stream_by_id, get_subscription
-from hubbub.queries.user_settings import get_user_settings
+from hubbub.queries.user_settings import get_json_user_settings
 from hubbub.queries.user_topics import VisibilityPolicy, get_user_topic
 from hubbub.queries.users import get_user_by_id
 from hubbub.transaction import Tx
@@ -72,7 +72,7 @@ async def apply_automatic_policies(
             )
         ).first()
         initiation = earlier is None
-        settings = await get_user_settings(tx.conn, sender.id)
+        settings = await get_json_user_settings(tx.conn, sender.id)
         current = await _current(tx, sender.id, target, topic)
         new: VisibilityPolicy | None = None
         if _applies(settings["automatically_follow_topics_policy"], initiation):
@@ -90,7 +90,7 @@ async def apply_automatic_policies(
             await do_set_user_topic_visibility_policy(tx, sender, target, topic, new, now=now)
             result = int(new)
     for user_id in sorted(set(mentioned_ids) & recipient_user_ids - {sender.id}):
-        settings = await get_user_settings(tx.conn, user_id)
+        settings = await get_json_user_settings(tx.conn, user_id)
         if not settings["automatically_follow_topics_where_mentioned"]:
             continue
         if await _current(tx, user_id, target, topic) == VisibilityPolicy.FOLLOWED:
@@ -110,7 +110,7 @@ async def apply_participation_policy(
     """A reaction or submessage in a topic: the policies that apply on participation."""
     if user.is_bot:
         return
-    settings = await get_user_settings(tx.conn, user.id)
+    settings = await get_json_user_settings(tx.conn, user.id)
     follow = settings["automatically_follow_topics_policy"]
     unmute = settings["automatically_unmute_topics_in_muted_streams_policy"]
     if _PARTICIPATION not in (follow, unmute):

@@ -36,7 +36,7 @@ from hubbub.errors import (
     TopicWildcardMentionNotAllowedError,
 )
 from hubbub.events.queues import MESSAGE_MARK
-from hubbub.markdown import RenderResult, render_markdown
+from hubbub.markdown import Linkifier, RenderResult, render_markdown
 from hubbub.models import Realm, Stream, User
 from hubbub.permissions import wildcard_mention_allowed
 from hubbub.queries.alert_words import alert_words_in_realm
@@ -123,8 +123,8 @@ def check_stream_post_permission(sender: User, target: Stream) -> None:
         raise JsonableError("New members cannot send to this stream.")
 
 
-async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> tuple[Stream, bool]:
-    """The target stream and whether the sender is subscribed."""
+async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> tuple[Stream, set[int]]:
+    """The target stream and its subscribers' ids (the sender may not be among them)."""
     if isinstance(to, int):
         target = await get_stream_by_id(tx.conn, sender.realm_id, to)
         if target is None or target.deactivated:
@@ -140,7 +140,7 @@ async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> tuple[S
     # everywhere but web-public streams) need a subscription.
     if (target.invite_only or sender.is_guest) and not target.is_web_public and not subscribed:
         raise JsonableError(f"Not authorized to send to stream '{target.name}'")
-    return target, subscribed
+    return target, set(subscribers)
 
 
 @dataclass(frozen=True)
@@ -172,11 +172,9 @@ async def check_send_message(
     subscriber_count = 0
     if req.type == "stream":
         topic = normalize_topic(realm, req.topic)
-        target, sender_subscribed = await access_stream_for_send(
-            tx, sender, parse_stream_to(req.to)
-        )
+        target, user_ids = await access_stream_for_send(tx, sender, parse_stream_to(req.to))
+        sender_subscribed = sender.id in user_ids
         recipient_id = await stream_recipient_id(tx.conn, target.id)
-        user_ids = set((await get_subscriber_ids(tx.conn, [target.id]))[target.id])
         subscriber_count = len(user_ids)
     else:
         topic = ""
@@ -270,7 +268,7 @@ async def check_send_message(
             for uid, f in flags.items()
         ],
     )
-    await do_update_message_attachments(tx, sender, message_id, content)
+    await do_update_message_attachments(tx, sender, message_id, content, new=True)
     await enqueue_message_push(
         tx, realm, sender, message_id, flags, is_stream=target is not None, now=now
     )
@@ -288,6 +286,8 @@ async def check_send_message(
         flags,
         req,
         public_stream=target is not None and not target.invite_only,
+        realm=realm,
+        linkifiers=ctx.linkifiers,
     )
     policy = None
     if target is not None:
@@ -336,6 +336,8 @@ async def notify_new_message(
     req: SendRequest,
     *,
     public_stream: bool,
+    realm: Realm,
+    linkifiers: list[Linkifier],
 ) -> None:
     """One ``message`` event per distinct flags value. The event carries the rendered
     form; the private mark gives each queue what it registered for (raw Markdown
@@ -349,6 +351,8 @@ async def notify_new_message(
             apply_markdown=True,
             client_gravatar=False,
             just_sent=True,
+            realm_str=realm.string_id,
+            linkifiers=linkifiers,
         )
     )[message_id]
     mark: dict[str, Any] = {

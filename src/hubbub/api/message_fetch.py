@@ -88,6 +88,7 @@ async def get_messages(
             window.rows,
             apply_markdown=apply_markdown,
             client_gravatar=client_gravatar,
+            realm_str=req.my_realm.string_id,
         )
     return {
         "anchor": anchor_id,
@@ -125,6 +126,7 @@ async def _get_messages_by_id(
             [(r.id, int(r.flags)) for r in rows],
             apply_markdown=apply_markdown,
             client_gravatar=client_gravatar,
+            realm_str=req.my_realm.string_id,
         )
     return {"history_limited": False, "messages": messages}
 

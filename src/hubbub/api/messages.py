@@ -87,7 +87,12 @@ async def get_message(
     async with req.services.db.read() as conn:
         found = await access_message(conn, req.me, message_id)
         items = await get_message_dicts(
-            conn, req.me, [found.id], apply_markdown=apply_markdown, client_gravatar=False
+            conn,
+            req.me,
+            [found.id],
+            apply_markdown=apply_markdown,
+            client_gravatar=False,
+            realm_str=req.my_realm.string_id,
         )
         raw = await get_raw_content(conn, found.id)
     item = {**items[found.id], "flags": found.flag_names}

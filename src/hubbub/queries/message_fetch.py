@@ -120,12 +120,18 @@ async def message_objects(
     *,
     apply_markdown: bool,
     client_gravatar: bool,
+    realm_str: str | None = None,
 ) -> list[dict[str, Any]]:
     """The Zulip message objects of ``rows`` with ``flags``, plus ``match_content`` and
     ``match_subject`` for a search narrow."""
     ids = [message_id for message_id, _ in rows]
     dicts = await get_message_dicts(
-        conn, viewer, ids, apply_markdown=apply_markdown, client_gravatar=client_gravatar
+        conn,
+        viewer,
+        ids,
+        apply_markdown=apply_markdown,
+        client_gravatar=client_gravatar,
+        realm_str=realm_str,
     )
     matches: dict[int, tuple[str, str]] = {}
     if query.search_queries and ids:

@@ -18,7 +18,7 @@ from hubbub.markdown import (
 )
 from hubbub.models import Realm, User
 from hubbub.queries.linkifiers import linkifiers_for_realm
-from hubbub.queries.user_settings import get_user_settings
+from hubbub.queries.user_settings import get_json_user_settings
 
 
 async def load_render_context(
@@ -86,7 +86,8 @@ async def load_render_context(
         Linkifier(id=lk["id"], pattern=lk["pattern"], url_template=lk["url_template"])
         for lk in await linkifiers_for_realm(conn, realm.id)
     ]
-    settings = await get_user_settings(conn, sender.id)
+    # The stored settings suffice (one statement): the emoticon setting is not a column.
+    settings = await get_json_user_settings(conn, sender.id)
     return RenderContext(
         realm_url=realm_url,
         users=users,

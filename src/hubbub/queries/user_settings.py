@@ -20,6 +20,12 @@ async def get_stored_user_settings(conn: AsyncConnection, user_id: int) -> dict[
     return orjson.loads(text) if text else {}
 
 
+async def get_json_user_settings(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
+    """Every setting but the column-backed ``timezone`` and ``email_address_visibility``,
+    in one statement (the send path reads two users' settings this way)."""
+    return merged(await get_stored_user_settings(conn, user_id))
+
+
 async def get_user_settings(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
     """Every setting of the user, the column-backed ones read fresh from ``user_profile``."""
     values = merged(await get_stored_user_settings(conn, user_id))
