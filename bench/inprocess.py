@@ -7,11 +7,13 @@ calls of one kind through httpx's ASGITransport:
 - ``small`` / ``big``: ``POST /messages`` to the 30- or the all-member stream;
 - ``dm``: a 1:1 direct message;
 - ``register``: ``POST /register`` with no parameters (the full initial state);
-- ``fetch``: ``GET /messages`` on a stream + topic narrow, 100 messages.
+- ``fetch``: ``GET /messages`` on a stream + topic narrow, 100 messages;
+- ``search``: ``GET /messages`` searching ``--term``, the newest 50 matches.
 
     .venv/bin/python bench/inprocess.py small
     .venv/bin/python bench/inprocess.py register --profile   # needs `pip install pyinstrument`
     .venv/bin/python bench/inprocess.py register --data-dir /tmp/hubbub-load/data --profile
+    .venv/bin/python bench/inprocess.py search --data-dir /tmp/hubbub-load/data --term WORD
 
 With ``--profile`` the timed calls run under pyinstrument and its text report is written to
 ``bench/results/inprocess-<kind>.txt``. Times include the test client's own work (small).
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import json
 import statistics
 import sys
 import tempfile
@@ -42,7 +45,7 @@ from hubbub.queries.users import get_login_candidates
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 
-KINDS = ("small", "big", "dm", "register", "fetch")
+KINDS = ("small", "big", "dm", "register", "fetch", "search")
 NARROW = '[{"operator":"stream","operand":"small"},{"operator":"topic","operand":"t1"}]'
 
 
@@ -122,6 +125,17 @@ async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -
                 response = await http.post("/api/v1/messages", data=form)
             elif args.kind == "register":
                 response = await http.post("/api/v1/register", data={})
+            elif args.kind == "search":
+                narrow = [{"operator": "search", "operand": args.term}]
+                response = await http.get(
+                    "/api/v1/messages",
+                    params={
+                        "anchor": "newest",
+                        "num_before": 50,
+                        "num_after": 0,
+                        "narrow": json.dumps(narrow),
+                    },
+                )
             else:
                 response = await http.get(
                     "/api/v1/messages",
@@ -135,11 +149,16 @@ async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -
             if response.status_code != 200:
                 raise RuntimeError(response.text)
 
-        if args.kind == "fetch":  # something to fetch
+        if args.kind in ("fetch", "search") and args.data_dir is None:  # something to find
             for i in range(200):
                 await http.post(
                     "/api/v1/messages",
-                    data={"type": "stream", "to": "small", "topic": "t1", "content": f"m {i}"},
+                    data={
+                        "type": "stream",
+                        "to": "small",
+                        "topic": "t1",
+                        "content": f"m {i} {args.term}",
+                    },
                 )
         for i in range(20):  # warm-up
             await call(i)
@@ -180,11 +199,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--data-dir", type=Path, help="an existing data directory (register only)")
+    parser.add_argument(
+        "--data-dir", type=Path, help="an existing data directory (register and search only)"
+    )
     parser.add_argument("--email", default="user1@bench.example.com", help="with --data-dir")
+    parser.add_argument("--term", default="world", help="what search looks for")
     args = parser.parse_args(argv)
-    if args.data_dir is not None and args.kind != "register":
-        parser.error("--data-dir measures register only")
+    if args.data_dir is not None and args.kind not in ("register", "search"):
+        parser.error("--data-dir measures register and search only")
     asyncio.run(amain(args))
     return 0
 

@@ -3,12 +3,15 @@ Zulip-style highlighting."""
 
 from __future__ import annotations
 
+import pytest
+
 from hubbub.db.tables import message
 from hubbub.narrow import parse_narrow
 from hubbub.narrow_sql import build_narrow_query
+from hubbub.queries import message_fetch
 from hubbub.search import highlight_html, highlight_topic
 from hubbub.search.sqlite import fts_query
-from tests.helpers import TestEnv
+from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import send_stream_message
 
 
@@ -68,3 +71,48 @@ async def test_index_follows_inserts_edits_and_deletes(env: TestEnv) -> None:
     # Not-yet-subscribed readers of a public stream search its history too.
     assert await _search(env, "othello", "dinner") == [a]
     assert await _search(env, "hamlet", "...") == []
+
+
+async def test_pages_of_search_results_look_near_the_anchor_first(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On SQLite a page of search results looks among the matches nearest its anchor,
+    widening the window until the page is full or the matches run out; the pages must be
+    those of the plain query, whatever the window sizes."""
+    await env.subscribe("hamlet", "Verona")
+    await env.subscribe("othello", "Verona")
+    await env.subscribe("othello", "Denmark")
+    sent = []
+    for n in range(24):
+        # Every message says "lunch"; hamlet receives only the Verona ones (two in three),
+        # and every fourth also says "tea".
+        stream = "Denmark" if n % 3 == 0 else "Verona"
+        words = "lunch tea" if n % 4 == 0 else "lunch"
+        sent.append(await send_stream_message(env, "othello", stream, f"{words} {n}"))
+    client = env.client("hamlet")
+
+    async def pages() -> list[list[int]]:
+        found = []
+        for text in ("lunch", "tea lunch", "nothing"):
+            for anchor, before, after in (
+                ("newest", 5, 0),
+                ("oldest", 0, 5),
+                (str(sent[12]), 3, 3),
+                (str(sent[1]), 7, 2),
+                ("newest", 40, 0),
+            ):
+                params = {
+                    "anchor": anchor,
+                    "num_before": before,
+                    "num_after": after,
+                    "narrow": [{"operator": "search", "operand": text}],
+                }
+                body = assert_success(await client.get("/messages", params))
+                found.append([m["id"] for m in body["messages"]])
+        return found
+
+    plain = await pages()
+    assert plain[0] == [m for n, m in enumerate(sent) if n % 3][-5:]
+    for windows in ((1,), (2, 3), (4, 50)):
+        monkeypatch.setattr(message_fetch, "FTS_WINDOWS", windows)
+        assert await pages() == plain, windows

@@ -41,6 +41,7 @@ from hubbub.queries.messages import (
     STARRED,
 )
 from hubbub.queries.user_topics import VisibilityPolicy
+from hubbub.search import sqlite as search_sqlite
 
 RECIPIENT_PERSONAL = 1
 RECIPIENT_STREAM = 2
@@ -66,6 +67,9 @@ class NarrowQuery:
     # id order rather than collecting and sorting them (1,000 times faster for a user with
     # 30,000 rows).
     rows_first: bool = False
+    # SQLite: (index in ``conditions``, FTS5 query) of the first search term, which a page
+    # of results may replace by the matches nearest its anchor (``fetch_window``).
+    fts_driver: tuple[int, str] | None = None
 
     def order_id(self) -> ColumnElement[int]:
         """The id column to order pages by: the same ids, in the index the query walks."""
@@ -89,7 +93,7 @@ class NarrowQuery:
     def flags(self) -> ColumnElement[int]:
         return sa.func.coalesce(user_message.c.flags, READ | HISTORICAL)
 
-    def where(self) -> ColumnElement[bool]:
+    def where(self, fts_window: ColumnElement[bool] | None = None) -> ColumnElement[bool]:
         # No ``realm_id`` condition: the user's rows and the history they may read are all
         # of their realm already, and one only tempted SQLite into scanning the realm's
         # whole message index newest-first.
@@ -99,12 +103,20 @@ class NarrowQuery:
                 user_message.c.flags.is_not(None),
                 message.c.recipient_id.in_(history_recipients(self.user)),
             )
-        return sa.and_(visible, *self.conditions)
+        conditions = list(self.conditions)
+        if fts_window is not None and self.fts_driver is not None:
+            conditions[self.fts_driver[0]] = fts_window
+        return sa.and_(visible, *conditions)
 
     def select(
-        self, *columns: Any, above: int | None = None, below: int | None = None
+        self,
+        *columns: Any,
+        above: int | None = None,
+        below: int | None = None,
+        fts_window: ColumnElement[bool] | None = None,
     ) -> sa.Select[Any]:
-        """Matching messages, optionally only those with ids strictly between bounds."""
+        """Matching messages, optionally only those with ids strictly between bounds;
+        ``fts_window`` replaces the driving search condition (see ``fts_driver``)."""
         bounds = []
         if above is not None:
             bounds.append(message.c.id > above)
@@ -113,7 +125,7 @@ class NarrowQuery:
         return (
             sa.select(*columns)
             .select_from(self.from_clause(above=above, below=below))
-            .where(self.where(), *bounds)
+            .where(self.where(fts_window), *bounds)
         )
 
 
@@ -422,6 +434,9 @@ async def _term_condition(
         return message.c.id == message_id if message_id < 2**31 else sa.false()
     if op == "search":
         query.search_queries.append(str(operand))
+        match = search_sqlite.fts_query(str(operand))
+        if conn.dialect.name == "sqlite" and match and not term.negated and not query.fts_driver:
+            query.fts_driver = (len(query.conditions), match)
         return search.search_condition(conn.dialect.name, str(operand))
     # "near" only moves the anchor (the client sends it as the anchor too).
     return None

@@ -16,6 +16,7 @@ from hubbub.queries.message_dicts import get_message_dicts
 from hubbub.queries.message_flags import unread
 from hubbub.queries.messages import flag_names
 from hubbub.search import highlight_html, highlight_topic
+from hubbub.search import sqlite as search_sqlite
 
 # Zulip's anchor for "newest", above any real message id; clients see it in ``anchor``.
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
@@ -93,23 +94,68 @@ async def fetch_window(
     after: list[tuple[int, int]] = []
     at: list[tuple[int, int]] = []
     if num_before and not anchored_left:
-        select = query.select(*columns, below=None if past_all else anchor)
-        rows = await conn.execute(select.order_by(query.order_id().desc()).limit(num_before))
-        before = [(mid, int(flags)) for mid, flags in rows][::-1]
+        rows = await _page(
+            conn, query, columns, below=None if past_all else anchor, limit=num_before
+        )
+        before = rows[::-1]
     if include_anchor and not anchored_left and not past_all:
         rows = await conn.execute(query.select(*columns).where(message.c.id == anchor))
         at = [(mid, int(flags)) for mid, flags in rows]
     if num_after and not past_all:
-        rows = await conn.execute(
-            query.select(*columns, above=anchor).order_by(query.order_id()).limit(num_after)
-        )
-        after = [(mid, int(flags)) for mid, flags in rows]
+        after = await _page(conn, query, columns, above=anchor, limit=num_after)
     return Window(
         rows=before + at + after,
         found_anchor=bool(at),
         found_oldest=anchored_left or len(before) < num_before,
         found_newest=anchored_right or len(after) < num_after,
     )
+
+
+# How many search matches nearest the anchor a page looks among, widened until the page
+# is full or the matches run out (SQLite; see ``NarrowQuery.fts_driver``).
+FTS_WINDOWS = (2_000, 50_000)
+
+
+async def _page(
+    conn: AsyncConnection,
+    query: NarrowQuery,
+    columns: tuple[Any, ...],
+    *,
+    above: int | None = None,
+    below: int | None = None,
+    limit: int,
+) -> list[tuple[int, int]]:
+    """Up to ``limit`` matches past ``above`` (oldest first) or before ``below`` (newest
+    first), as (id, flags) in that order."""
+    newest_first = above is None
+    order = query.order_id().desc() if newest_first else query.order_id()
+    windows: tuple[int | None, ...] = (None,)
+    if query.fts_driver is not None:
+        windows = (*FTS_WINDOWS, None)
+    for window in windows:
+        fts_window = None
+        if window is not None:
+            assert query.fts_driver is not None
+            hits = search_sqlite.nearest_hits(
+                query.fts_driver[1],
+                above=above,
+                below=below,
+                newest_first=newest_first,
+                limit=window,
+            )
+            fts_window = message.c.id.in_(hits)
+        select = query.select(*columns, above=above, below=below, fts_window=fts_window)
+        rows = [
+            (mid, int(flags))
+            for mid, flags in await conn.execute(select.order_by(order).limit(limit))
+        ]
+        if window is None or len(rows) >= limit:
+            return rows
+        # Fewer than asked: final if the window held every match past the anchor.
+        counted = sa.select(sa.func.count()).select_from(hits.subquery())
+        if int((await conn.execute(counted)).scalar_one()) < window:
+            return rows
+    raise AssertionError("the last window is unbounded")
 
 
 async def message_objects(

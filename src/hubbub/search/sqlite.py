@@ -26,13 +26,31 @@ def fts_query(query: str) -> str:
     return " ".join(parts)
 
 
-def search_condition(query: str) -> ColumnElement[bool]:
-    match = fts_query(query)
-    if not match:
-        return sa.false()
-    hits = (
+def _hits(match: str) -> sa.Select[tuple[int]]:
+    return (
         sa.select(message_fts.c.rowid)
         .select_from(message_fts)
         .where(sa.literal_column("message_fts").op("MATCH")(sa.literal(match)))
     )
-    return message.c.id.in_(hits)
+
+
+def search_condition(query: str) -> ColumnElement[bool]:
+    match = fts_query(query)
+    if not match:
+        return sa.false()
+    return message.c.id.in_(_hits(match))
+
+
+def nearest_hits(
+    match: str, *, above: int | None, below: int | None, newest_first: bool, limit: int
+) -> sa.Select[tuple[int]]:
+    """The ``limit`` matches nearest the anchor: FTS5 walks its index in rowid order from
+    the bound and stops, where the plain condition collects every match first (1.7 s for
+    a word in a fifth of 1,000,000 messages)."""
+    hits = _hits(match)
+    if above is not None:
+        hits = hits.where(message_fts.c.rowid > above)
+    if below is not None:
+        hits = hits.where(message_fts.c.rowid < below)
+    order = message_fts.c.rowid.desc() if newest_first else message_fts.c.rowid.asc()
+    return hits.order_by(order).limit(limit)
