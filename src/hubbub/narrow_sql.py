@@ -39,6 +39,7 @@ from hubbub.queries.messages import (
     IS_PRIVATE,
     READ,
     STARRED,
+    flag_is,
 )
 from hubbub.queries.user_topics import VisibilityPolicy
 from hubbub.search import sqlite as search_sqlite
@@ -417,7 +418,7 @@ async def _term_condition(
         other = await _one_user(conn, user, operand)
         return message.c.recipient_id.in_(_groups_with(other))
     if op == "is":
-        return _is_condition(user, str(operand), flags, has_stream)
+        return _is_condition(query, str(operand), flags, has_stream)
     if op == "has":
         if operand == "reaction":
             return sa.exists().where(reaction.c.message_id == message.c.id)
@@ -442,9 +443,25 @@ async def _term_condition(
     return None
 
 
+# ``is:`` operands with a partial index of the rows they select: (bit, set or not).
+_INDEXED_FLAGS = {
+    "dm": (IS_PRIVATE, True),
+    "private": (IS_PRIVATE, True),
+    "starred": (STARRED, True),
+    "unread": (READ, False),
+}
+
+
 def _is_condition(
-    user: User, operand: str, flags: ColumnElement[int], has_stream: bool
+    query: NarrowQuery, operand: str, flags: ColumnElement[int], has_stream: bool
 ) -> ColumnElement[bool]:
+    user = query.user
+    if not query.include_history and operand in _INDEXED_FLAGS:
+        # Every match has a row of the user's: test its flags with a literal bit, the form
+        # of the partial indexes of starred, unread and direct-message rows (a coalesce
+        # with a bound parameter made is:starred walk all of a user's rows).
+        bit, present = _INDEXED_FLAGS[operand]
+        return flag_is(bit, present)
     if operand in ("dm", "private"):
         return flag_set(flags, IS_PRIVATE)
     if operand == "starred":

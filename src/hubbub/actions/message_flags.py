@@ -33,11 +33,11 @@ from hubbub.queries.message_flags import (
     NON_EDITABLE_FLAGS,
     chunks,
     existing_row_ids,
-    flag_is,
     readable_history_ids,
     unread_message_details,
     unsubscribed_stream_message_ids,
 )
+from hubbub.queries.messages import flag_is
 from hubbub.transaction import Tx
 
 

@@ -30,7 +30,7 @@ from hubbub.queries.message_dicts import (
     RECIPIENT_STREAM,
     get_direct_message_group_members,
 )
-from hubbub.queries.message_flags import flag_is, get_mute_data, is_muted_topic
+from hubbub.queries.message_flags import get_mute_data, is_muted_topic
 from hubbub.queries.messages import (
     IS_PRIVATE,
     MENTIONED,
@@ -38,6 +38,7 @@ from hubbub.queries.messages import (
     STARRED,
     STREAM_WILDCARD_MENTIONED,
     TOPIC_WILDCARD_MENTIONED,
+    flag_is,
     max_message_id_for_user,
 )
 

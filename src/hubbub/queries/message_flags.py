@@ -42,6 +42,7 @@ from hubbub.queries.messages import (
     STARRED,
     STREAM_WILDCARD_MENTIONED,
     TOPIC_WILDCARD_MENTIONED,
+    flag_is,
 )
 from hubbub.user_settings import USER_SETTING_DEFAULTS
 
@@ -71,13 +72,6 @@ ID_CHUNK = 5000
 # user_topic visibility policies.
 _MUTED, _UNMUTED, _FOLLOWED = 1, 2, 3
 _ANY_WILDCARD = STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED
-
-
-def flag_is(bit: int, present: bool) -> ColumnElement[bool]:
-    """``(user_message.flags & bit) != 0`` (or ``= 0``), with the bit as a literal."""
-    masked = user_message.c.flags.op("&")(sa.literal_column(str(bit)))
-    zero: ColumnElement[int] = sa.literal_column("0")
-    return masked != zero if present else masked == zero
 
 
 def unread() -> ColumnElement[bool]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
 
 from hubbub.db.tables import message, recipient, stream, subscription, user_message
 from hubbub.errors import JsonableError
@@ -142,3 +143,11 @@ async def max_message_id_for_user(conn: AsyncConnection, user_id: int) -> int:
         )
     ).scalar()
     return int(newest) if newest is not None else -1
+
+
+def flag_is(bit: int, present: bool) -> ColumnElement[bool]:
+    """``(user_message.flags & bit) != 0`` (or ``= 0``), with the bit as a literal: the
+    form of the partial indexes' predicates, which a bound parameter would not match."""
+    masked = user_message.c.flags.op("&")(sa.literal_column(str(bit)))
+    zero: ColumnElement[int] = sa.literal_column("0")
+    return masked != zero if present else masked == zero
