@@ -43,6 +43,7 @@ class Database:
             Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
         self.engine: AsyncEngine = create_async_engine(self.url, **self.dialect.ENGINE_KWARGS)
         self.dialect.install(self.engine)
+        self.write_engine: AsyncEngine = self.dialect.create_write_engine(self.url) or self.engine
         self._write_lock = asyncio.Lock() if self.dialect.SERIALIZE_WRITES else None
 
     @property
@@ -66,7 +67,7 @@ class Database:
             async with self.engine.connect() as conn, conn.begin():
                 yield conn
             return
-        async with self._write_lock, self.engine.connect() as conn:
+        async with self._write_lock, self.write_engine.connect() as conn:
             conn = await conn.execution_options(hubbub_write=True)
             async with conn.begin():
                 yield conn
@@ -87,6 +88,8 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+        if self.write_engine is not self.engine:
+            await self.write_engine.dispose()
 
 
 def is_value_out_of_range(exc: BaseException) -> bool:

@@ -23,6 +23,12 @@ def install(engine: AsyncEngine) -> None:
     del engine
 
 
+def create_write_engine(url: str) -> AsyncEngine | None:
+    """Writes share the pool with reads."""
+    del url
+    return None
+
+
 def insert(table: sa.Table) -> Any:
     return pg_insert(table)
 

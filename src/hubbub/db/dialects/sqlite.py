@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+import aiosqlite
 import sqlalchemy as sa
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 BUSY_TIMEOUT_MS = 10_000
 # Writes are serialized in-process, so the pool only needs room for concurrent readers.
@@ -46,6 +51,60 @@ def install(engine: AsyncEngine) -> None:
     def _on_begin(conn: sa.Connection) -> None:
         write = conn.get_execution_options().get("hubbub_write", False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+class _InlineConnection(aiosqlite.Connection):
+    """An aiosqlite connection that runs a write transaction's statements in the calling
+    (event-loop) thread.
+
+    aiosqlite hands every call to its own thread and resumes the caller through the event
+    loop: one loop turn per statement. A send is about twenty statements, and under load
+    each turn waits behind every other ready request, while the single writer is held:
+    at 500 active users writes queued for a second. Run inline, a transaction's statements
+    hold the loop for their own time only (well under a millisecond each). What may wait
+    on another process stays in the thread: BEGIN (a writer elsewhere: busy_timeout) and
+    COMMIT/ROLLBACK (a WAL checkpoint), as do connecting and closing.
+    """
+
+    async def _execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if _may_wait(fn, args):
+            return await super()._execute(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
+        if not self._running or self._connection is None:
+            raise ValueError("Connection closed")
+        return fn(*args, **kwargs)
+
+
+def _may_wait(fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
+    name = getattr(fn, "__name__", "")
+    if name in ("commit", "rollback", "close"):
+        return True
+    return bool(args) and isinstance(args[0], str) and args[0].lstrip()[:5].upper() == "BEGIN"
+
+
+def create_write_engine(url: str) -> AsyncEngine | None:
+    """The engine of write transactions (one connection: writes are serialized), whose
+    statements run inline (``_InlineConnection``); None for an in-memory database, which
+    a second engine would not share."""
+    path = make_url(url).database
+    if path in (None, "", ":memory:"):
+        return None
+
+    async def connect() -> aiosqlite.Connection:
+        # Used from the loop's thread and from aiosqlite's, never from both at once.
+        connector = partial(sqlite3.connect, path, check_same_thread=False)
+        connection = _InlineConnection(connector, iter_chunk_size=64)
+        connection._thread.daemon = True
+        return await connection
+
+    engine = create_async_engine(
+        url,
+        pool_size=1,
+        max_overflow=0,
+        pool_timeout=POOL_TIMEOUT_SECONDS,
+        async_creator=connect,
+    )
+    install(engine)
+    return engine
 
 
 def insert(table: sa.Table) -> Any:
