@@ -87,9 +87,10 @@ def pruned_error(last_event_id: int) -> JsonableError:
     return JsonableError(f"An event newer than {last_event_id} has already been pruned!")
 
 
-def _time_out(waiter: asyncio.Future[bool]) -> None:
+def wake(waiter: asyncio.Future[bool], timed_out: bool = True) -> None:
+    """End a poll's wait (``timed_out``: by its heartbeat timer)."""
     if not waiter.done():
-        waiter.set_result(True)
+        waiter.set_result(timed_out)
 
 
 @dataclass
@@ -114,9 +115,9 @@ class _MemoryQueue:
         self.next_id += 1
         self.wake()
 
-    def wake(self, timed_out: bool = False) -> None:
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_result(timed_out)
+    def wake(self) -> None:
+        if self.waiter is not None:
+            wake(self.waiter, timed_out=False)
 
     def prune(self, last_event_id: int) -> None:
         while self.events and self.events[0]["id"] <= last_event_id:
@@ -260,7 +261,7 @@ class MemoryEventBus:
         queue.wake()
         loop = asyncio.get_running_loop()
         waiter = queue.waiter = loop.create_future()
-        timer = loop.call_later(self._heartbeat_delay(), _time_out, waiter)
+        timer = loop.call_later(self._heartbeat_delay(), wake, waiter)
         try:
             if await waiter:
                 queue.push({"type": "heartbeat"})

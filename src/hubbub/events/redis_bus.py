@@ -23,7 +23,7 @@ from redis.asyncio import Redis
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError
-from hubbub.events.bus import Notice, credentials_fresh, pruned_error
+from hubbub.events.bus import Notice, credentials_fresh, pruned_error, wake
 from hubbub.events.queues import (
     HEARTBEAT_JITTER_SECONDS,
     HEARTBEAT_MIN_SECONDS,
@@ -89,7 +89,8 @@ class RedisEventBus:
         self._prune = redis.register_script(_PRUNE)
         self._remember = redis.register_script(_REMEMBER)
         self._specs: dict[str, QueueSpec] = {}
-        self._waiters: dict[str, set[asyncio.Event]] = {}
+        # Waiting polls of this process by queue: bare futures (see MemoryEventBus).
+        self._waiters: dict[str, set[asyncio.Future[bool]]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._pubsub: Any = None
         self._releasing = False
@@ -98,7 +99,7 @@ class RedisEventBus:
         self._releasing = True
         for waiters in self._waiters.values():
             for waiter in waiters:
-                waiter.set()
+                wake(waiter, timed_out=False)
 
     def _q(self, queue_id: str) -> str:
         return f"{self.ns}:q:{queue_id}"
@@ -134,7 +135,7 @@ class RedisEventBus:
                 continue
             queue_id = message["data"].decode()
             for waiter in self._waiters.get(queue_id, ()):
-                waiter.set()
+                wake(waiter, timed_out=False)
 
     async def close(self) -> None:
         if self._listener is not None:
@@ -143,7 +144,7 @@ class RedisEventBus:
                 await self._listener
         for waiters in self._waiters.values():
             for waiter in waiters:
-                waiter.set()
+                wake(waiter, timed_out=False)
         if self._pubsub is not None:
             await self._pubsub.aclose()
 
@@ -309,16 +310,23 @@ class RedisEventBus:
         if events or not block or self._releasing:
             return events
         # Register the wake-up before announcing this poll, so no event slips between.
-        waiter = asyncio.Event()
-        self._waiters.setdefault(queue_id, set()).add(waiter)
+        loop = asyncio.get_running_loop()
+        waiters = self._waiters.setdefault(queue_id, set())
+        waiter: asyncio.Future[bool] = loop.create_future()
+        waiters.add(waiter)
         try:
             # A newer poll (on any worker) ends the older one: wake everyone waiting here.
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.hincrby(key, "generation", 1)
                 pipe.publish(f"{self.ns}:wake", queue_id)
                 generation, _ = await pipe.execute()
-            deadline = asyncio.get_running_loop().time() + self._heartbeat_delay()
+            deadline = loop.time() + self._heartbeat_delay()
             while True:
+                if waiter.done():
+                    # Woken: a fresh wake-up before looking again, so none is missed.
+                    waiters.discard(waiter)
+                    waiter = loop.create_future()
+                    waiters.add(waiter)
                 async with self.redis.pipeline(transaction=False) as pipe:
                     pipe.lrange(self._qe(queue_id), 0, -1)
                     pipe.hget(key, "generation")
@@ -329,19 +337,21 @@ class RedisEventBus:
                     return []
                 if raws:
                     return [orjson.loads(raw) for raw in raws]
-                remaining = deadline - asyncio.get_running_loop().time()
+                remaining = deadline - loop.time()
                 if remaining <= 0:
                     await self._push(
                         keys=[key, self._qe(queue_id)],
                         args=[orjson.dumps({"type": "heartbeat"}).decode()],
                     )
                     return await self._events(queue_id)
-                waiter.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter.wait(), remaining)
+                timer = loop.call_later(remaining, wake, waiter)
+                try:
+                    await waiter
+                finally:
+                    timer.cancel()
         finally:
-            self._waiters[queue_id].discard(waiter)
-            if not self._waiters[queue_id]:
+            waiters.discard(waiter)
+            if not waiters and self._waiters.get(queue_id) is waiters:
                 del self._waiters[queue_id]
             await self.redis.zadd(
                 f"{self.ns}:queues", {queue_id: self.clock.now() + spec.lifespan_seconds}, xx=True
