@@ -11,7 +11,7 @@ from types import ModuleType
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from hubbub.db import dialects
 
@@ -41,8 +41,7 @@ class Database:
         self.dialect: ModuleType = dialects.for_name(self.dialect_name)
         if self.dialect_name == "sqlite" and sa_url.database not in (None, "", ":memory:"):
             Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: AsyncEngine = create_async_engine(self.url, **self.dialect.ENGINE_KWARGS)
-        self.dialect.install(self.engine)
+        self.engine: AsyncEngine = self.dialect.create_engine(self.url)
         self.write_engine: AsyncEngine = self.dialect.create_write_engine(self.url) or self.engine
         self._write_lock = asyncio.Lock() if self.dialect.SERIALIZE_WRITES else None
 

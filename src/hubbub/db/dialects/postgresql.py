@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 # pool_timeout: a burst queues for a connection rather than failing after 30 s.
 ENGINE_KWARGS: dict[str, Any] = {
@@ -18,9 +18,9 @@ ENGINE_KWARGS: dict[str, Any] = {
 SERIALIZE_WRITES = False
 
 
-def install(engine: AsyncEngine) -> None:
+def create_engine(url: str) -> AsyncEngine:
     """Nothing to set per connection: PostgreSQL's defaults suit us."""
-    del engine
+    return create_async_engine(url, **ENGINE_KWARGS)
 
 
 def create_write_engine(url: str) -> AsyncEngine | None:

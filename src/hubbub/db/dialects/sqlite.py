@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections import deque
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -53,58 +54,137 @@ def install(engine: AsyncEngine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-class _InlineConnection(aiosqlite.Connection):
-    """An aiosqlite connection that runs a write transaction's statements in the calling
-    (event-loop) thread.
+class _Connection(aiosqlite.Connection):
+    """An aiosqlite connection that hands to its thread only the calls that can take time.
 
-    aiosqlite hands every call to its own thread and resumes the caller through the event
-    loop: one loop turn per statement. A send is about twenty statements, and under load
-    each turn waits behind every other ready request, while the single writer is held:
-    at 500 active users writes queued for a second. Run inline, a transaction's statements
-    hold the loop for their own time only (well under a millisecond each). What may wait
-    on another process stays in the thread: BEGIN (a writer elsewhere: busy_timeout) and
-    COMMIT/ROLLBACK (a WAL checkpoint), as do connecting and closing.
+    aiosqlite runs every call in its own thread and resumes the caller through the event
+    loop: a turn of the loop per call, four per statement (cursor, execute, fetch, close).
+    Under load each turn waits behind every other ready request. So calls that cannot take
+    long run in the loop's thread: creating and closing cursors, and a reader's ``BEGIN``,
+    ``COMMIT`` and ``ROLLBACK`` (a deferred transaction takes no lock). A reader's
+    statements and fetches, which can take long, stay in the thread.
+
+    The writer (``writer=True``) runs its statements inline too: writes are serialized,
+    and a transaction holding the single writer across twenty loop turns (a send) made
+    writes queue for a second at 500 active users; inline, it holds the loop for its
+    statements' own time (well under a millisecond each). What may wait on another process
+    stays in the thread: ``BEGIN IMMEDIATE`` (a writer elsewhere: busy_timeout) and
+    ``COMMIT``/``ROLLBACK`` (a WAL checkpoint).
+
+    A reader's statement and its rows come back in one turn: the thread fetches the rows
+    right after executing (SQLAlchemy fetches them all at once anyway), and the fetch that
+    follows is answered from them.
     """
 
+    writer = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Rows fetched with their statement, by cursor, until fetched or closed.
+        self._prefetched: dict[int, deque[Any]] = {}
+
     async def _execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if _may_wait(fn, args):
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, sqlite3.Cursor):
+            rows = self._prefetched.get(id(owner))
+            if rows is not None and fn.__name__.startswith("fetch"):
+                return _fetch(fn.__name__, rows, args, owner.arraysize)
+            if fn.__name__ in ("execute", "executemany", "close"):
+                self._prefetched.pop(id(owner), None)
+            if not self.writer and fn.__name__ == "execute" and not _is_begin(args):
+                return await self._execute_and_fetch(owner, args)
+        if self._in_thread(fn, args):
             return await super()._execute(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
         if not self._running or self._connection is None:
             raise ValueError("Connection closed")
         return fn(*args, **kwargs)
 
+    async def _execute_and_fetch(self, cursor: sqlite3.Cursor, args: tuple[Any, ...]) -> Any:
+        def run() -> list[Any] | None:
+            cursor.execute(*args)
+            return cursor.fetchall() if cursor.description is not None else None
 
-def _may_wait(fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
-    name = getattr(fn, "__name__", "")
-    if name in ("commit", "rollback", "close"):
-        return True
-    return bool(args) and isinstance(args[0], str) and args[0].lstrip()[:5].upper() == "BEGIN"
+        rows = await super()._execute(run)  # type: ignore[no-untyped-call]
+        if rows is not None:
+            self._prefetched[id(cursor)] = deque(rows)
+        return cursor
+
+    def _in_thread(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
+        name = getattr(fn, "__name__", "")
+        if getattr(fn, "__self__", None) is self._connection:  # the connection's own calls
+            if name == "cursor":
+                return False
+            if name in ("commit", "rollback"):
+                return self.writer
+            return True  # close, and anything unforeseen
+        if name == "close":  # a cursor's
+            return False
+        if _is_begin(args):
+            return self.writer
+        return not self.writer
 
 
-def create_write_engine(url: str) -> AsyncEngine | None:
-    """The engine of write transactions (one connection: writes are serialized), whose
-    statements run inline (``_InlineConnection``); None for an in-memory database, which
-    a second engine would not share."""
+def _is_begin(args: tuple[Any, ...]) -> bool:
+    sql = args[0] if args and isinstance(args[0], str) else ""
+    return sql.lstrip()[:5].upper() == "BEGIN"
+
+
+def _fetch(name: str, rows: deque[Any], args: tuple[Any, ...], arraysize: int) -> Any:
+    """``fetchall``/``fetchone``/``fetchmany`` answered from rows fetched already."""
+    if name == "fetchone":
+        return rows.popleft() if rows else None
+    count = len(rows) if name == "fetchall" else (args[0] if args else arraysize)
+    return [rows.popleft() for _ in range(min(count, len(rows)))]
+
+
+class _WriterConnection(_Connection):
+    writer = True
+
+
+def _engine(url: str, connection_class: type[_Connection], **pool: Any) -> AsyncEngine:
     path = make_url(url).database
-    if path in (None, "", ":memory:"):
-        return None
+    assert path is not None
 
     async def connect() -> aiosqlite.Connection:
         # Used from the loop's thread and from aiosqlite's, never from both at once.
         connector = partial(sqlite3.connect, path, check_same_thread=False)
-        connection = _InlineConnection(connector, iter_chunk_size=64)
+        connection = connection_class(connector, iter_chunk_size=64)
         connection._thread.daemon = True
         return await connection
 
-    engine = create_async_engine(
+    engine = create_async_engine(url, async_creator=connect, **pool)
+    install(engine)
+    return engine
+
+
+def _in_memory(url: str) -> bool:
+    return make_url(url).database in (None, "", ":memory:")
+
+
+def create_engine(url: str) -> AsyncEngine:
+    """The engine of reads (and of writes, for an in-memory database)."""
+    if _in_memory(url):
+        engine = create_async_engine(url, **ENGINE_KWARGS)
+        install(engine)
+        return engine
+    return _engine(url, _Connection, **ENGINE_KWARGS)
+
+
+def create_write_engine(url: str) -> AsyncEngine | None:
+    """The engine of write transactions: one connection (writes are serialized) running
+    its statements inline; None for an in-memory database, which a second engine would
+    not share."""
+    if _in_memory(url):
+        return None
+    # No rollback when the connection goes back to the pool: the transaction has ended.
+    return _engine(
         url,
+        _WriterConnection,
         pool_size=1,
         max_overflow=0,
         pool_timeout=POOL_TIMEOUT_SECONDS,
-        async_creator=connect,
+        pool_reset_on_return=None,
     )
-    install(engine)
-    return engine
 
 
 def insert(table: sa.Table) -> Any:

@@ -1,0 +1,113 @@
+"""SQLite connections hand to aiosqlite's thread only what can take time (issue 9):
+``db/dialects/sqlite.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite.core
+import pytest
+import sqlalchemy as sa
+
+from hubbub.db.engine import Database
+from hubbub.db.migrate import upgrade
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = Database(f"sqlite:///{tmp_path / 'hubbub.db'}")
+    await upgrade(database)
+    async with database.write() as conn:
+        await conn.execute(sa.text("CREATE TABLE t (n INTEGER)"))
+        await conn.execute(sa.text("INSERT INTO t VALUES (1), (2), (3)"))
+    yield database
+    await database.dispose()
+
+
+class ThreadCalls:
+    """Counts the calls that go to aiosqlite's thread (each costs a turn of the loop)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: list[str] = []
+        original = aiosqlite.core.Connection._execute
+
+        async def spy(conn: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            self.names.append(getattr(fn, "__name__", "?"))
+            return await original(conn, fn, *args, **kwargs)
+
+        monkeypatch.setattr(aiosqlite.core.Connection, "_execute", spy)
+
+
+async def test_a_read_statement_is_one_turn_and_a_write_transaction_two(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with db.read() as conn:  # a pooled connection, so no connecting below
+        await conn.execute(sa.text("SELECT 1"))
+    async with db.write() as conn:
+        await conn.execute(sa.text("SELECT 1"))
+    calls = ThreadCalls(monkeypatch)
+    async with db.read() as conn:
+        rows = (await conn.execute(sa.text("SELECT n FROM t ORDER BY n"))).all()
+    assert [r.n for r in rows] == [1, 2, 3]
+    assert len(calls.names) == 1  # the statement and its rows together
+    calls.names.clear()
+    async with db.write() as conn:
+        await conn.execute(sa.text("INSERT INTO t VALUES (4)"))
+        await conn.execute(sa.text("UPDATE t SET n = n + 10 WHERE n = 4"))
+        assert (await conn.execute(sa.text("SELECT max(n) FROM t"))).scalar() == 14
+    assert calls.names == ["execute", "commit"]  # BEGIN IMMEDIATE and COMMIT only
+
+
+async def test_a_failed_write_rolls_back_and_the_writer_goes_on(db: Database) -> None:
+    with pytest.raises(sa.exc.OperationalError):
+        async with db.write() as conn:
+            await conn.execute(sa.text("INSERT INTO t VALUES (5)"))
+            await conn.execute(sa.text("INSERT INTO no_such_table VALUES (1)"))
+    async with db.write() as conn:
+        await conn.execute(sa.text("INSERT INTO t VALUES (6)"))
+    async with db.read() as conn:
+        values = sorted((await conn.execute(sa.text("SELECT n FROM t"))).scalars())
+    assert values == [1, 2, 3, 6]
+
+
+async def test_rows_fetched_with_the_statement_serve_every_fetch(db: Database) -> None:
+    async with db.read() as conn:
+        raw = await conn.get_raw_connection()
+        driver = raw.driver_connection
+        assert driver is not None
+        cursor = await driver.execute("SELECT n FROM t ORDER BY n")
+        assert await cursor.fetchone() == (1,)
+        assert await cursor.fetchmany(1) == [(2,)]
+        assert await cursor.fetchall() == [(3,)]
+        assert await cursor.fetchone() is None
+        await cursor.close()
+
+
+async def test_a_writer_in_another_process_makes_ours_wait_without_stopping_the_loop(
+    db: Database, tmp_path: Path
+) -> None:
+    # Another process's writer (a command run beside the server) holds the write lock.
+    other = sqlite3.connect(tmp_path / "hubbub.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO t VALUES (7)")
+
+    async def write() -> None:
+        async with db.write() as conn:
+            await conn.execute(sa.text("INSERT INTO t VALUES (8)"))
+
+    writing = asyncio.create_task(write())
+    await asyncio.sleep(0.3)
+    assert not writing.done()
+    # Our BEGIN IMMEDIATE waits in aiosqlite's thread: reads and the loop go on.
+    async with db.read() as conn:
+        assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 3
+    other.execute("COMMIT")
+    other.close()
+    await asyncio.wait_for(writing, 10)
+    async with db.read() as conn:
+        values = sorted((await conn.execute(sa.text("SELECT n FROM t"))).scalars())
+    assert values == [1, 2, 3, 7, 8]
