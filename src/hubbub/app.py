@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from hubbub.api.body_limit import BodySizeLimit
 from hubbub.api.events_shortcut import EventsShortcut
@@ -46,6 +47,19 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return json_error(InternalServerError())
 
 
+class HubbubApp(Starlette):
+    """Starlette, with long-polls taken before its middleware (``api/events_shortcut.py``)."""
+
+    events: EventsShortcut
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if EventsShortcut.takes(scope):
+            scope["app"] = self
+            await self.events.serve(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
+
+
 def create_app(settings: Settings, *, services: Services | None = None) -> Starlette:
     """The application; ``services`` lets tests inject their own (a fake clock, say)."""
     services = services or build_services(settings)
@@ -64,15 +78,15 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
 
     # Uploads (issue 8): the file store of this process.
     configure_uploads(settings)
-    app = Starlette(
+    app = HubbubApp(
         # File downloads live at the site's root (/user_uploads/...), not under /api/v1.
         routes=[*build_routes(), *openapi_routes(), *upload_routes()],
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
         middleware=[
-            Middleware(EventsShortcut),
             Middleware(BodySizeLimit, max_upload_mib=settings.max_file_upload_mib),
         ],
         lifespan=lifespan,
     )
+    app.events = EventsShortcut()
     app.state.services = services
     return app

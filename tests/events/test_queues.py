@@ -288,3 +288,24 @@ async def test_events_arguments_from_the_query_or_a_form_body(env: TestEnv) -> N
             await http.get(API + f"/events?queue_id={queue_id}&dont_block=maybe", headers=headers),
             "dont_block is not valid JSON",
         )
+
+
+async def test_an_unexpected_error_in_a_poll_is_a_json_500(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The long-poll's own way in bypasses Starlette's error middleware: an unexpected
+    error is still logged and answered with a JSON 500."""
+    hamlet = env.users["hamlet"]
+    queue_id = (await register(env, hamlet))["queue_id"]
+
+    async def broken(*args: object, **kwargs: object) -> list[dict[str, object]]:
+        raise RuntimeError("the bus broke")
+
+    monkeypatch.setattr(env.services.bus, "get_events", broken)
+    with caplog.at_level("ERROR", logger="hubbub"):
+        response = await env.client("hamlet").get("/events", {"queue_id": queue_id})
+    assert response.status_code == 500
+    assert response.json() == {"result": "error", "msg": "Internal server error"}
+    assert any(
+        record.exc_info and "the bus broke" in str(record.exc_info[1]) for record in caplog.records
+    )

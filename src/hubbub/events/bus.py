@@ -19,6 +19,7 @@ import orjson
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError, JsonableError
+from hubbub.events.alarms import Alarms, wake
 from hubbub.events.queues import (
     CREDENTIAL_RECHECK_SECONDS,
     QueueSpec,
@@ -87,12 +88,6 @@ def pruned_error(last_event_id: int) -> JsonableError:
     return JsonableError(f"An event newer than {last_event_id} has already been pruned!")
 
 
-def wake(waiter: asyncio.Future[bool], timed_out: bool = True) -> None:
-    """End a poll's wait (``timed_out``: by its heartbeat timer)."""
-    if not waiter.done():
-        waiter.set_result(timed_out)
-
-
 @dataclass
 class _MemoryQueue:
     spec: QueueSpec
@@ -136,6 +131,7 @@ class MemoryEventBus:
         self.clock = clock
         self.state_file = state_file
         self.heartbeat_seconds = heartbeat_seconds
+        self._alarms = Alarms()
         self._queues: dict[str, _MemoryQueue] = {}
         self._by_user: dict[int, set[str]] = {}
         # realm id -> its queues registered with ``all_public_streams``.
@@ -261,12 +257,12 @@ class MemoryEventBus:
         queue.wake()
         loop = asyncio.get_running_loop()
         waiter = queue.waiter = loop.create_future()
-        timer = loop.call_later(self._heartbeat_delay(), wake, waiter)
+        slot = self._alarms.add(waiter, self._heartbeat_delay())
         try:
             if await waiter:
                 queue.push({"type": "heartbeat"})
         finally:
-            timer.cancel()
+            self._alarms.discard(waiter, slot)
             if queue.waiter is waiter:
                 queue.waiter = None
             queue.last_access = self.clock.now()

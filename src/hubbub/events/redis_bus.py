@@ -23,7 +23,8 @@ from redis.asyncio import Redis
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError
-from hubbub.events.bus import Notice, credentials_fresh, pruned_error, wake
+from hubbub.events.alarms import Alarms, wake
+from hubbub.events.bus import Notice, credentials_fresh, pruned_error
 from hubbub.events.queues import (
     HEARTBEAT_JITTER_SECONDS,
     HEARTBEAT_MIN_SECONDS,
@@ -84,6 +85,7 @@ class RedisEventBus:
         self.redis = redis
         self.clock = clock
         self.heartbeat_seconds = heartbeat_seconds
+        self._alarms = Alarms()
         self.ns = namespace
         self._push = redis.register_script(_PUSH)
         self._prune = redis.register_script(_PRUNE)
@@ -344,11 +346,11 @@ class RedisEventBus:
                         args=[orjson.dumps({"type": "heartbeat"}).decode()],
                     )
                     return await self._events(queue_id)
-                timer = loop.call_later(remaining, wake, waiter)
+                slot = self._alarms.add(waiter, remaining)
                 try:
                     await waiter
                 finally:
-                    timer.cancel()
+                    self._alarms.discard(waiter, slot)
         finally:
             waiters.discard(waiter)
             if not waiters and self._waiters.get(queue_id) is waiters:

@@ -1,0 +1,65 @@
+"""Heartbeat alarms: polls due in the same tenth of a second share one loop timer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hubbub.events.alarms import SLOT_SECONDS, Alarms
+
+
+async def test_waiters_ring_at_their_deadline_as_timed_out() -> None:
+    loop = asyncio.get_running_loop()
+    alarms = Alarms()
+    soon: asyncio.Future[bool] = loop.create_future()
+    later: asyncio.Future[bool] = loop.create_future()
+    started = loop.time()
+    alarms.add(soon, 0.05)
+    alarms.add(later, 0.4)
+
+    assert await soon is True
+    waited = loop.time() - started
+    assert 0.05 <= waited < 0.05 + SLOT_SECONDS + 0.1
+    assert not later.done()
+
+    assert await later is True
+    assert loop.time() - started >= 0.4
+    assert len(alarms) == 0
+
+
+async def test_polls_due_together_share_one_timer() -> None:
+    loop = asyncio.get_running_loop()
+    alarms = Alarms()
+    waiters: list[asyncio.Future[bool]] = [loop.create_future() for _ in range(1000)]
+    slots = {alarms.add(waiter, 30.0) for waiter in waiters}
+    # Added within a few milliseconds: one slot, or two if a slot boundary fell between.
+    assert len(slots) <= 2
+    assert len(alarms) == 1000
+    for waiter in waiters:
+        for slot in slots:
+            alarms.discard(waiter, slot)
+    assert len(alarms) == 0
+
+
+async def test_a_discarded_waiter_is_not_woken() -> None:
+    loop = asyncio.get_running_loop()
+    alarms = Alarms()
+    answered: asyncio.Future[bool] = loop.create_future()
+    other: asyncio.Future[bool] = loop.create_future()
+    slot = alarms.add(answered, 0.05)
+    alarms.add(other, 0.05)
+    alarms.discard(answered, slot)
+
+    assert await other is True
+    await asyncio.sleep(SLOT_SECONDS)
+    assert not answered.done()
+    assert len(alarms) == 0
+
+
+async def test_an_already_woken_waiter_keeps_its_result() -> None:
+    loop = asyncio.get_running_loop()
+    alarms = Alarms()
+    woken: asyncio.Future[bool] = loop.create_future()
+    alarms.add(woken, 0.05)
+    woken.set_result(False)  # an event arrived first
+    await asyncio.sleep(0.05 + 2 * SLOT_SECONDS)
+    assert woken.result() is False
