@@ -45,7 +45,7 @@ from hubbub.queries.users import get_login_candidates
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 
-KINDS = ("small", "big", "dm", "register", "fetch", "search")
+KINDS = ("small", "big", "dm", "register", "fetch", "search", "presence", "poll")
 NARROW = '[{"operator":"stream","operand":"small"},{"operator":"topic","operand":"t1"}]'
 
 
@@ -125,6 +125,15 @@ async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -
                 response = await http.post("/api/v1/messages", data=form)
             elif args.kind == "register":
                 response = await http.post("/api/v1/register", data={})
+            elif args.kind == "presence":  # the answer carries every user's presence
+                response = await http.post(
+                    "/api/v1/users/me/presence", data={"status": "active", "new_user_input": "true"}
+                )
+            elif args.kind == "poll":  # a long-poll's re-arm, without the wait
+                response = await http.get(
+                    "/api/v1/events",
+                    params={"queue_id": queue_id, "last_event_id": -1, "dont_block": "true"},
+                )
             elif args.kind == "search":
                 narrow = [{"operator": "search", "operand": args.term}]
                 response = await http.get(
@@ -160,6 +169,17 @@ async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -
                         "content": f"m {i} {args.term}",
                     },
                 )
+        if args.kind == "presence":  # everyone was here recently
+            for user in users:
+                key = f"{user.delivery_email}:{user.api_key}".encode()
+                await http.post(
+                    "/api/v1/users/me/presence",
+                    data={"status": "active"},
+                    headers={"Authorization": "Basic " + base64.b64encode(key).decode()},
+                )
+        queue_id = ""
+        if args.kind == "poll":
+            queue_id = (await http.post("/api/v1/register", data={})).json()["queue_id"]
         for i in range(20):  # warm-up
             await call(i)
 
