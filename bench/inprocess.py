@@ -134,25 +134,16 @@ async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -
                     "/api/v1/events",
                     params={"queue_id": queue_id, "last_event_id": -1, "dont_block": "true"},
                 )
-            elif args.kind == "search":
-                narrow = [{"operator": "search", "operand": args.term}]
+            else:  # search: a page of 50 newest matches; fetch: 100 of a topic
+                search = args.kind == "search"
+                narrow = json.dumps([{"operator": "search", "operand": args.term}])
                 response = await http.get(
                     "/api/v1/messages",
                     params={
                         "anchor": "newest",
-                        "num_before": 50,
+                        "num_before": 50 if search else 100,
                         "num_after": 0,
-                        "narrow": json.dumps(narrow),
-                    },
-                )
-            else:
-                response = await http.get(
-                    "/api/v1/messages",
-                    params={
-                        "anchor": "newest",
-                        "num_before": 100,
-                        "num_after": 0,
-                        "narrow": NARROW,
+                        "narrow": narrow if search else NARROW,
                     },
                 )
             if response.status_code != 200:
