@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import random
 import re
 import shutil
@@ -64,7 +63,7 @@ from longpoll import (
     tree_cpu_seconds,
     tree_rss_mb,
 )
-from messages import Realm, Seeder, SeedStream, SeedUser, Sizes, get_path
+from messages import Realm, Seeder, SeedStream, SeedUser, Sizes, get_path, load_realm, save_realm
 
 # Health, as the issue defines it.
 HEALTHY_AVG_S = 0.100
@@ -428,32 +427,6 @@ class Load:
 
 
 # --- seeding or reusing the realm ----------------------------------------------------------
-
-
-def save_realm(realm: Realm, path: Path) -> None:
-    data = {
-        "owner": realm.owner,
-        "users": [dataclasses.asdict(u) for u in realm.users],
-        "streams": [dataclasses.asdict(s) for s in realm.streams],
-        "vocabulary": realm.vocabulary,
-        "groups": realm.groups,
-        "topic_counts": [[i, t, n] for (i, t), n in realm.topic_counts.items()],
-    }
-    path.write_bytes(orjson.dumps(data))
-
-
-def load_realm(path: Path) -> Realm:
-    data = orjson.loads(path.read_bytes())
-    realm = Realm(
-        owner=data["owner"],
-        users=[SeedUser(**u) for u in data["users"]],
-        streams=[SeedStream(**s) for s in data["streams"]],
-        vocabulary=data["vocabulary"],
-        groups=data["groups"],
-        topic_counts={(i, t): n for i, t, n in data["topic_counts"]},
-    )
-    realm.by_id = {u.id: u for u in realm.users}
-    return realm
 
 
 async def seed(args: argparse.Namespace, server: Server) -> tuple[Realm, dict[str, Any]]:

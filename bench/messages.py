@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import html
 import itertools
 import random
@@ -138,6 +139,33 @@ class Realm:
 
     def user(self, user_id: int) -> SeedUser:
         return self.by_id[user_id]
+
+
+def save_realm(realm: Realm, path: Path) -> None:
+    """What ``--keep DIR`` saves as ``DIR/realm.json`` beside the seeded data directory."""
+    data = {
+        "owner": realm.owner,
+        "users": [dataclasses.asdict(u) for u in realm.users],
+        "streams": [dataclasses.asdict(s) for s in realm.streams],
+        "vocabulary": realm.vocabulary,
+        "groups": realm.groups,
+        "topic_counts": [[i, t, n] for (i, t), n in realm.topic_counts.items()],
+    }
+    path.write_bytes(orjson.dumps(data))
+
+
+def load_realm(path: Path) -> Realm:
+    data = orjson.loads(path.read_bytes())
+    realm = Realm(
+        owner=data["owner"],
+        users=[SeedUser(**u) for u in data["users"]],
+        streams=[SeedStream(**s) for s in data["streams"]],
+        vocabulary=data["vocabulary"],
+        groups=data["groups"],
+        topic_counts={(i, t): n for i, t, n in data["topic_counts"]},
+    )
+    realm.by_id = {u.id: u for u in realm.users}
+    return realm
 
 
 # --- sizes and text ----------------------------------------------------------------------
@@ -948,7 +976,8 @@ def budgets(r: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     for key, budget in BUDGETS_MS.items():
         p99 = r["endpoints"][key]["p99_ms"]
         out[key] = {"p99_ms": p99, "budget_ms": budget, "ok": p99 is not None and p99 <= budget}
-    idle = r["memory"]["idle_rss_empty_mb"]
+    # Restarted on the seeded realm (a first start also runs the migrations).
+    idle = r["memory"]["idle_rss_seeded_mb"]
     out["idle_rss"] = {
         "mb": idle,
         "budget_mb": IDLE_RSS_BUDGET_MB,
@@ -956,6 +985,29 @@ def budgets(r: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     }
     out["full_scale"] = args.scale == 1.0
     return out
+
+
+async def seed(args: argparse.Namespace, r: dict[str, Any], server: Server, seeder: Seeder) -> None:
+    """Steps 1 and 2: users, streams and subscriptions through the API of a fresh server
+    (its idle RSS recorded), then the messages straight into the database."""
+    server.start()
+    await server.wait_ready()
+    await asyncio.sleep(1.0)
+    r["memory"]["idle_rss_empty_mb"] = round(rss_mb(server.pid), 1)
+    owner = basic_auth(*server.owner_credentials())
+    seed_started = time.monotonic()
+    with seeder.progress:
+        await seeder.through_api(owner)
+        api_s = time.monotonic() - seed_started
+        server.stop()
+        shutil.move(server.stderr_path, server.workdir / "serve-seed.stderr")
+        r["seed"] = await seeder.messages()
+    r["seed"]["api_s"] = round(api_s, 1)
+    r["seed"]["total_s"] = round(time.monotonic() - seed_started, 1)
+    if not args.database_url:
+        db_file = server.workdir / "data" / "hubbub.db"
+        r["seed"]["sqlite_file_mb"] = round(db_file.stat().st_size / 2**20, 1)
+    log(f"seeded in {r['seed']['total_s']} s: {r['seed']}")
 
 
 async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any], Server]:
@@ -980,27 +1032,17 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
     }
     memory: dict[str, Any] = {}
     r["memory"] = memory
+    saved = workdir / "realm.json"
     try:
-        # 1. a fresh server: users, streams and subscriptions through the API
-        server.start()
-        await server.wait_ready()
-        await asyncio.sleep(1.0)
-        memory["idle_rss_empty_mb"] = round(rss_mb(server.pid), 1)
-        owner = basic_auth(*server.owner_credentials())
-        seed_started = time.monotonic()
-        with seeder.progress:
-            await seeder.through_api(owner)
-            api_s = time.monotonic() - seed_started
-            # 2. messages straight into the database, the server stopped
-            server.stop()
-            shutil.move(server.stderr_path, server.workdir / "serve-seed.stderr")
-            r["seed"] = await seeder.messages()
-        r["seed"]["api_s"] = round(api_s, 1)
-        r["seed"]["total_s"] = round(time.monotonic() - seed_started, 1)
-        if not args.database_url:
-            db_file = server.workdir / "data" / "hubbub.db"
-            r["seed"]["sqlite_file_mb"] = round(db_file.stat().st_size / 2**20, 1)
-        log(f"seeded in {r['seed']['total_s']} s: {r['seed']}")
+        if saved.exists():  # --keep DIR: the realm seeded there (by this or bench/load.py)
+            seeder.realm = load_realm(saved)
+            r["seed"] = {"reused": str(workdir)}
+            log(f"reusing the realm seeded in {workdir}")
+            # Queues an earlier run left would be restored and counted in the idle RSS.
+            (workdir / "data" / "event_queues.json").unlink(missing_ok=True)
+        else:
+            await seed(args, r, server, seeder)
+            save_realm(seeder.realm, saved)
 
         # 3. the server again, on the seeded database
         server.start()
@@ -1086,7 +1128,8 @@ def print_table(r: dict[str, Any]) -> None:
         + ", ".join(f"{k} {v['p99_ms']}" for k, v in r["endpoints"]["search"]["by_kind"].items())
     )
     print(
-        f"  idle RSS: empty {mem['idle_rss_empty_mb']} MB, seeded {mem['idle_rss_seeded_mb']} MB "
+        f"  idle RSS: empty {mem.get('idle_rss_empty_mb', '-')} MB, "
+        f"seeded {mem['idle_rss_seeded_mb']} MB "
         f"(budget {IDLE_RSS_BUDGET_MB:.0f}); end {mem['rss_end_mb']} MB, "
         f"peak {mem['peak_rss_mb']} MB"
     )
@@ -1116,6 +1159,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--database-url", default="", help="passed to hubbub serve")
     parser.add_argument("--redis-url", default="", help="passed to hubbub serve")
     parser.add_argument("--json", type=Path, help="default bench/results/messages-<scale>.json")
+    parser.add_argument(
+        "--keep", type=Path, help="seed into (or reuse) this directory, as bench/load.py does"
+    )
     args = parser.parse_args(argv)
     if args.scale <= 0 or args.send_rate <= 0 or args.duration <= 0:
         parser.error("--scale, --send-rate and --duration must be positive")
@@ -1127,11 +1173,13 @@ def main(argv: list[str] | None = None) -> int:
     raise_nofile_limit()
     suffix = "-postgresql" if args.database_url.startswith("postgres") else ""
     json_path = args.json or RESULTS_DIR / f"messages-{args.scale:g}{suffix}.json"
-    workdir = Path(tempfile.mkdtemp(prefix="hubbub-bench-msgs-"))
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="hubbub-bench-msgs-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     try:
         result, _ = run_and_save(lambda: amain(args, workdir), json_path)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
     print_table(result)
     print(f"wrote {json_path}")
     if result["server_log_problems"]:
