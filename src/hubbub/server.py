@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import socket
 from collections.abc import Iterator
@@ -20,7 +21,24 @@ GRACEFUL_SHUTDOWN_SECONDS = 5
 
 def app_from_environment() -> object:
     """The factory each worker process calls (settings travel in HUBBUB_* variables)."""
-    return create_app(load_settings())
+    app = create_app(load_settings())
+    settle_memory()
+    return app
+
+
+def settle_memory() -> None:
+    """Keep what start-up built out of the cyclic garbage collector's sight.
+
+    Start-up leaves ~90,000 long-lived container objects (modules, classes, SQLAlchemy's
+    tables and caches), and every full collection walks all of them: ~18 ms during which
+    no request moves (measured on the app as created). Python runs one whenever the
+    survivors of younger collections reach a quarter of the long-lived objects, so under
+    load they recur, while the cycles each closed HTTP connection leaves (uvicorn's
+    protocol and its parser point at each other) wait for them. Frozen, start-up's objects
+    are skipped: a full collection costs only what was allocated since.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def _export(settings: Settings) -> None:
@@ -47,6 +65,10 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, services: Services) -> None:
         super().__init__(config)
         self.services = services
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        settle_memory()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # Long-polls would hold the graceful shutdown for its whole timeout and then be
