@@ -135,11 +135,11 @@ async def get_realm_presences(
     if slim:
         return {
             str(user_id): modern_user_presence(active, joined if connected is None else connected)
-            for user_id, active, connected, _email, joined in rows.tuples()
+            for user_id, active, connected, _email, joined in rows
         }
     return {
         email: legacy_user_presence(active, joined if connected is None else connected)
-        for _user_id, active, connected, email, joined in rows.tuples()
+        for _user_id, active, connected, email, joined in rows
     }
 
 
