@@ -5,9 +5,9 @@ up to a minute, holding whatever the request's path through the application allo
 The application (``app.HubbubApp``) hands such a request here before Starlette's
 middleware, router and route, whose frames a waiting poll would otherwise hold (with the
 shared heartbeat alarm of ``events/alarms.py``: 12.1 -> 11.2 MB per 1,000 idle polls), and
-whose work every re-arm would repeat. It is still answered by ``dispatch``, so authentication, rate limits,
-parameters and errors (an unexpected one logged and answered with a JSON 500 by
-``dispatch`` itself) are those of every endpoint.
+whose work every re-arm would repeat. It is still answered by ``dispatch``, so
+authentication, rate limits, parameters and errors (an unexpected one logged and answered
+with a JSON 500 by ``dispatch`` itself) are those of every endpoint.
 """
 
 from __future__ import annotations

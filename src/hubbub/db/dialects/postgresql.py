@@ -18,9 +18,19 @@ ENGINE_KWARGS: dict[str, Any] = {
 SERIALIZE_WRITES = False
 
 
+# PostgreSQL compiles a query to machine code (JIT) once its estimated cost passes
+# jit_above_cost; a narrow on a user's rows of a 33-million-row user_message table is
+# estimated that high even when an index answers it in microseconds, and compiling took
+# ~15 ms of each such query (EXPLAIN ANALYZE, bench/load.py's seeded realm). Our queries
+# are short; the compilation never pays for itself.
+SERVER_SETTINGS = {"jit": "off"}
+
+
 def create_engine(url: str) -> AsyncEngine:
-    """Nothing to set per connection: PostgreSQL's defaults suit us."""
-    return create_async_engine(url, **ENGINE_KWARGS)
+    """PostgreSQL's defaults, but without JIT compilation."""
+    return create_async_engine(
+        url, connect_args={"server_settings": SERVER_SETTINGS}, **ENGINE_KWARGS
+    )
 
 
 def create_write_engine(url: str) -> AsyncEngine | None:
