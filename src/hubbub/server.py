@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import os
+import signal
 import socket
 from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -22,8 +25,38 @@ GRACEFUL_SHUTDOWN_SECONDS = 5
 def app_from_environment() -> object:
     """The factory each worker process calls (settings travel in HUBBUB_* variables)."""
     app = create_app(load_settings())
+    _release_polls_on_exit(app.state.services)
     settle_memory()
     return app
+
+
+def _release_polls_on_exit(services: Services) -> None:
+    """In a worker of ``serve --workers N``, answer waiting long-polls as soon as the
+    worker is told to stop, as ``_Server.shutdown`` does for a single process.
+
+    uvicorn builds each worker's server itself, so there is no shutdown to extend; it has
+    installed its signal handlers by the time it calls this factory (inside its running
+    event loop), so ours runs theirs and then releases the polls. Without this, every poll
+    waited out the 5-second grace period and was cancelled with a logged error (749 of them
+    at the end of a ``bench/load.py`` run).
+    """
+    loop = asyncio.get_running_loop()
+    releasing: set[asyncio.Task[None]] = set()
+
+    def release() -> None:
+        task = loop.create_task(services.bus.release_polls())
+        releasing.add(task)
+        task.add_done_callback(releasing.discard)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(sig)
+
+        def handler(signum: int, frame: FrameType | None, previous: Any = previous) -> None:
+            if callable(previous):
+                previous(signum, frame)
+            loop.call_soon_threadsafe(release)
+
+        signal.signal(sig, handler)
 
 
 def settle_memory() -> None:

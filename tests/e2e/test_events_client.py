@@ -185,7 +185,12 @@ def _queue_polled(server: HubbubServer, email: str, api_key: str) -> bool:
 )
 def test_serve_with_two_workers_shares_queues(tmp_path: Path) -> None:
     """`serve --workers 2`: whichever worker takes each request, every poll of a queue
-    registered anywhere sees the events; SIGTERM stops the workers and exits 0."""
+    registered anywhere sees the events; SIGTERM answers a waiting poll at once (not after
+    the grace period, cancelled), stops the workers and exits 0."""
+    import time
+
+    from tests.e2e.conftest import stop_serve
+
     env = hubbub_env(HUBBUB_REDIS_NAMESPACE=f"e2e-{uuid.uuid4().hex}")
     extra = ["--redis-url", os.environ[REDIS_ENV], "--workers", "2"]
     with (
@@ -214,6 +219,23 @@ def test_serve_with_two_workers_shares_queues(tmp_path: Path) -> None:
         # Two workers (multiprocessing may add its resource-tracker process).
         children = _child_pids(srv.pid)
         assert len(children) >= 2, children
+        waiting = client_for(srv, owner.email, owner.api_key)
+        queue = waiting.register(event_types=["realm_user"])
+        result: dict[str, Any] = {}
+
+        def poll() -> None:
+            result.update(waiting.get_events(queue_id=queue["queue_id"], last_event_id=-1))
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        time.sleep(0.5)
+        started = time.monotonic()
+        assert stop_serve(srv) == 0
+        elapsed = time.monotonic() - started
+        poller.join(timeout=5)
+        assert result.get("result") == "success" and result["events"] == [], result
+        assert elapsed < 4, f"shutdown took {elapsed:.1f}s"
+        assert "Exception in ASGI application" not in srv.stderr()
     assert srv.process.returncode == 0
     assert not any(_alive(pid) for pid in children)
 
