@@ -36,15 +36,23 @@ from hubbub.events.queues import (
 logger = logging.getLogger("hubbub.events")
 
 # Append one event: take the next id, splice it into the JSON text, push it.
+# Append one event to each of several queues (KEYS: the hash and event list of each, in
+# pairs; ARGV: each queue's event body without its id); a queue deleted meanwhile is
+# skipped. One call for a whole fan-out: a send to 1,000 subscribers was 1,000 calls.
 _PUSH = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local id = redis.call('HINCRBY', KEYS[1], 'next_id', 1) - 1
-local body = ARGV[1]
-local event
-if body == '{}' then event = '{"id":' .. id .. '}'
-else event = '{"id":' .. id .. ',' .. string.sub(body, 2) end
-redis.call('RPUSH', KEYS[2], event)
-return id
+for i = 1, #ARGV do
+  local queue, events = KEYS[2 * i - 1], KEYS[2 * i]
+  if redis.call('EXISTS', queue) == 1 then
+    local id = redis.call('HINCRBY', queue, 'next_id', 1) - 1
+    local body = ARGV[i]
+    if body == '{}' then
+      redis.call('RPUSH', events, '{"id":' .. id .. '}')
+    else
+      redis.call('RPUSH', events, '{"id":' .. id .. ',' .. string.sub(body, 2))
+    end
+  end
+end
+return 0
 """
 
 # Drop events up to ARGV[1]; refuse when the client is behind what was already pruned.
@@ -135,9 +143,10 @@ class RedisEventBus:
                 continue
             if message is None:
                 continue
-            queue_id = message["data"].decode()
-            for waiter in self._waiters.get(queue_id, ()):
-                wake(waiter, timed_out=False)
+            # One message names every queue a publish touched (queue ids have no spaces).
+            for queue_id in message["data"].decode().split():
+                for waiter in self._waiters.get(queue_id, ()):
+                    wake(waiter, timed_out=False)
 
     async def close(self) -> None:
         if self._listener is not None:
@@ -215,8 +224,9 @@ class RedisEventBus:
         specs = await self._load_specs(
             {q for queues in (*queues_of.values(), *public_of.values()) for q in queues}
         )
-        # Every push and its wake-up go in one round trip; a queue deleted meanwhile makes
-        # its push a no-op (the script checks), and waking nobody is harmless.
+        # Every push and the wake-up go in one round trip: one script call per notice and
+        # one message naming every woken queue. A queue deleted meanwhile makes its push a
+        # no-op (the script checks), and waking nobody is harmless.
         woken: set[str] = set()
         async with self.redis.pipeline(transaction=False) as pipe:
             for notice in notices:
@@ -227,19 +237,20 @@ class RedisEventBus:
                         for q in public_of.get(notice.realm_id, ())
                         if q in specs and specs[q].user_id not in notice.public_stream_except
                     ]
+                keys: list[str] = []
+                bodies: list[str] = []
                 for queue_id in targets:
                     spec = specs.get(queue_id)
                     shaped = shape_event(notice.event, spec) if spec else None
                     if shaped is None:
                         continue
-                    body = orjson.dumps(shaped).decode()
-                    await self._push(
-                        keys=[self._q(queue_id), self._qe(queue_id)], args=[body], client=pipe
-                    )
+                    keys += (self._q(queue_id), self._qe(queue_id))
+                    bodies.append(orjson.dumps(shaped).decode())
                     woken.add(queue_id)
-            for queue_id in woken:
-                pipe.publish(f"{self.ns}:wake", queue_id)
+                if bodies:
+                    await self._push(keys=keys, args=bodies, client=pipe)
             if woken:
+                pipe.publish(f"{self.ns}:wake", " ".join(sorted(woken)))
                 await pipe.execute()
 
     async def remember_credentials(self, queue_id: str, digest: str, now: float) -> None:
