@@ -187,9 +187,6 @@ def test_serve_with_two_workers_shares_queues(tmp_path: Path) -> None:
     """`serve --workers 2`: whichever worker takes each request, every poll of a queue
     registered anywhere sees the events; SIGTERM answers a waiting poll at once (not after
     the grace period, cancelled), stops the workers and exits 0."""
-    import time
-
-    from tests.e2e.conftest import stop_serve
 
     env = hubbub_env(HUBBUB_REDIS_NAMESPACE=f"e2e-{uuid.uuid4().hex}")
     extra = ["--redis-url", os.environ[REDIS_ENV], "--workers", "2"]
@@ -219,25 +216,35 @@ def test_serve_with_two_workers_shares_queues(tmp_path: Path) -> None:
         # Two workers (multiprocessing may add its resource-tracker process).
         children = _child_pids(srv.pid)
         assert len(children) >= 2, children
-        waiting = client_for(srv, owner.email, owner.api_key)
-        queue = waiting.register(event_types=["realm_user"])
-        result: dict[str, Any] = {}
-
-        def poll() -> None:
-            result.update(waiting.get_events(queue_id=queue["queue_id"], last_event_id=-1))
-
-        poller = threading.Thread(target=poll, daemon=True)
-        poller.start()
-        time.sleep(0.5)
-        started = time.monotonic()
-        assert stop_serve(srv) == 0
-        elapsed = time.monotonic() - started
-        poller.join(timeout=5)
-        assert result.get("result") == "success" and result["events"] == [], result
-        assert elapsed < 4, f"shutdown took {elapsed:.1f}s"
+        _stop_while_polling(srv, client_for(srv, owner.email, owner.api_key))
         assert "Exception in ASGI application" not in srv.stderr()
     assert srv.process.returncode == 0
     assert not any(_alive(pid) for pid in children)
+
+
+def _stop_while_polling(server: HubbubServer, client: zulip.Client) -> str:
+    """SIGTERM while ``client`` waits in a long-poll: the poll is answered at once with no
+    events (not cut after the grace period) and the server exits 0; the queue's id."""
+    import time
+
+    from tests.e2e.conftest import stop_serve
+
+    queue = client.register(event_types=["realm_user"])
+    result: dict[str, Any] = {}
+
+    def poll() -> None:
+        result.update(client.get_events(queue_id=queue["queue_id"], last_event_id=-1))
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    assert stop_serve(server) == 0
+    elapsed = time.monotonic() - started
+    poller.join(timeout=5)
+    assert result.get("result") == "success" and result["events"] == [], result
+    assert elapsed < 4, f"shutdown took {elapsed:.1f}s"
+    return str(queue["queue_id"])
 
 
 def _child_pids(pid: int) -> list[int]:
@@ -256,36 +263,19 @@ def _alive(pid: int) -> bool:
 def test_shutdown_answers_waiting_polls_and_keeps_queues(tmp_path: Path) -> None:
     """SIGTERM answers a waiting long-poll at once (not after the grace period) and the
     queue is still there after the restart."""
-    import time
-
     from tests.e2e.conftest import start_serve, stop_serve
 
     server = start_serve(tmp_path / "data")
     try:
         owner = server.owner()
-        client = client_for(server, owner.email, owner.api_key)
-        queue = client.register(event_types=["realm_user"])
-        result: dict[str, Any] = {}
-
-        def poll() -> None:
-            result.update(client.get_events(queue_id=queue["queue_id"], last_event_id=-1))
-
-        poller = threading.Thread(target=poll, daemon=True)
-        poller.start()
-        time.sleep(0.5)
-        started = time.monotonic()
-        assert stop_serve(server) == 0
-        elapsed = time.monotonic() - started
-        poller.join(timeout=5)
-        assert result.get("result") == "success" and result["events"] == [], result
-        assert elapsed < 4, f"shutdown took {elapsed:.1f}s"
+        queue_id = _stop_while_polling(server, client_for(server, owner.email, owner.api_key))
         assert "Cancel" not in server.stderr()
     finally:
         stop_serve(server)
     restarted = start_serve(tmp_path / "data")
     try:
         again = client_for(restarted, owner.email, owner.api_key)
-        events = again.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)
+        events = again.get_events(queue_id=queue_id, last_event_id=-1, dont_block=True)
         assert events["result"] == "success", events
     finally:
         assert stop_serve(restarted) == 0
