@@ -435,9 +435,10 @@ async def _term_condition(
         return message.c.id == message_id if message_id < 2**31 else sa.false()
     if op == "search":
         query.search_queries.append(str(operand))
-        match = search_sqlite.fts_query(str(operand))
-        if conn.dialect.name == "sqlite" and match and not term.negated and not query.fts_driver:
-            query.fts_driver = (len(query.conditions), match)
+        if conn.dialect.name == "sqlite" and not term.negated and not query.fts_driver:
+            match = search_sqlite.fts_query(str(operand))
+            if match:
+                query.fts_driver = (len(query.conditions), match)
         return search.search_condition(conn.dialect.name, str(operand))
     # "near" only moves the anchor (the client sends it as the anchor too).
     return None

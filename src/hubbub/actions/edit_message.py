@@ -45,9 +45,9 @@ from hubbub.actions.edit_content import (
 from hubbub.actions.message_recipients import stream_recipient_id
 from hubbub.actions.move_messages import MoveResult, do_move_messages
 from hubbub.db.tables import message, stream, user_message
-from hubbub.markdown import Linkifier, RenderContext, topic_links
+from hubbub.markdown import RenderContext, topic_links
 from hubbub.models import Realm, Stream, User
-from hubbub.queries.linkifiers import linkifiers_for_realm
+from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.messages import access_message, flag_names
 from hubbub.queries.streams import get_subscriber_ids
 from hubbub.transaction import Tx
@@ -121,10 +121,7 @@ async def _stream_of(conn: AsyncConnection, stream_id: int) -> Stream:
 
 
 async def _topic_links(conn: AsyncConnection, realm_id: int, topic: str) -> list[dict[str, str]]:
-    linkifiers = [
-        Linkifier(id=lk["id"], pattern=lk["pattern"], url_template=lk["url_template"])
-        for lk in await linkifiers_for_realm(conn, realm_id)
-    ]
+    linkifiers = await render_linkifiers(conn, realm_id)
     # Without linkifiers Zulip sends no links, not even for bare URLs (as message objects).
     return topic_links(topic, RenderContext(linkifiers=linkifiers)) if linkifiers else []
 

@@ -35,10 +35,10 @@ from hubbub.events.queues import (
 
 logger = logging.getLogger("hubbub.events")
 
-# Append one event: take the next id, splice it into the JSON text, push it.
 # Append one event to each of several queues (KEYS: the hash and event list of each, in
-# pairs; ARGV: each queue's event body without its id); a queue deleted meanwhile is
-# skipped. One call for a whole fan-out: a send to 1,000 subscribers was 1,000 calls.
+# pairs; ARGV: each queue's event body without its id, which the script splices in); a
+# queue deleted meanwhile is skipped. One call for a whole fan-out: a send to 1,000
+# subscribers was 1,000 calls.
 _PUSH = """
 for i = 1, #ARGV do
   local queue, events = KEYS[2 * i - 1], KEYS[2 * i]

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.tables import realm_linkifier
 from hubbub.errors import JsonableError
+from hubbub.markdown.context import Linkifier
 
 
 class LinkifierDict(TypedDict):
@@ -29,6 +30,14 @@ async def linkifiers_for_realm(conn: AsyncConnection, realm_id: int) -> list[Lin
         .order_by(realm_linkifier.c.order, realm_linkifier.c.id)
     )
     return [LinkifierDict(pattern=r.pattern, url_template=r.url_template, id=r.id) for r in rows]
+
+
+async def render_linkifiers(conn: AsyncConnection, realm_id: int) -> list[Linkifier]:
+    """The realm's linkifiers, in order, as the Markdown renderer takes them."""
+    return [
+        Linkifier(id=lk["id"], pattern=lk["pattern"], url_template=lk["url_template"])
+        for lk in await linkifiers_for_realm(conn, realm_id)
+    ]
 
 
 async def get_linkifier(conn: AsyncConnection, realm_id: int, linkifier_id: int) -> Any | None:

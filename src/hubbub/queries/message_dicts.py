@@ -25,7 +25,7 @@ from hubbub.db.tables import (
 )
 from hubbub.markdown import Linkifier, RenderContext, topic_links
 from hubbub.models import Realm, User
-from hubbub.queries.linkifiers import linkifiers_for_realm
+from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.reactions import get_reaction_dicts, get_submessage_dicts
 from hubbub.queries.user_dicts import avatar_url
 
@@ -143,10 +143,7 @@ async def get_message_dicts(
             await conn.execute(sa.select(realm.c.string_id).where(realm.c.id == viewer.realm_id))
         ).scalar_one()
     if linkifiers is None:
-        linkifiers = [
-            Linkifier(id=lk["id"], pattern=lk["pattern"], url_template=lk["url_template"])
-            for lk in await linkifiers_for_realm(conn, viewer.realm_id)
-        ]
+        linkifiers = await render_linkifiers(conn, viewer.realm_id)
     link_ctx = RenderContext(linkifiers=linkifiers)
     found_ids = [r.id for r in rows]
     reactions = {} if just_sent else await get_reaction_dicts(conn, found_ids)

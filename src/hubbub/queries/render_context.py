@@ -11,13 +11,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub.db.tables import stream, user_group, user_profile
 from hubbub.markdown import (
     LinkableStream,
-    Linkifier,
     MentionableGroup,
     MentionableUser,
     RenderContext,
 )
 from hubbub.models import Realm, User
-from hubbub.queries.linkifiers import linkifiers_for_realm
+from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.user_settings import get_json_user_settings
 
 
@@ -82,10 +81,7 @@ async def load_render_context(
             )
         ]
     )
-    linkifiers = [
-        Linkifier(id=lk["id"], pattern=lk["pattern"], url_template=lk["url_template"])
-        for lk in await linkifiers_for_realm(conn, realm.id)
-    ]
+    linkifiers = await render_linkifiers(conn, realm.id)
     # The stored settings suffice (one statement): the emoticon setting is not a column.
     settings = await get_json_user_settings(conn, sender.id)
     return RenderContext(

@@ -28,7 +28,7 @@ async def get_json_user_settings(conn: AsyncConnection, user_id: int) -> dict[st
 
 async def get_user_settings(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
     """Every setting of the user, the column-backed ones read fresh from ``user_profile``."""
-    values = merged(await get_stored_user_settings(conn, user_id))
+    values = await get_json_user_settings(conn, user_id)
     row = (
         await conn.execute(
             sa.select(user_profile.c.timezone, user_profile.c.email_address_visibility).where(
