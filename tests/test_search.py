@@ -111,6 +111,8 @@ async def test_pages_of_search_results_look_near_the_anchor_first(
                 found.append([m["id"] for m in body["messages"]])
         return found
 
+    # The plain query: no windows at all.
+    monkeypatch.setattr(message_fetch, "FTS_WINDOWS", ())
     plain = await pages()
     assert plain[0] == [m for n, m in enumerate(sent) if n % 3][-5:]
     for windows in ((1,), (2, 3), (4, 50)):
