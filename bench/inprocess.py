@@ -8,7 +8,10 @@ calls of one kind through httpx's ASGITransport:
 - ``dm``: a 1:1 direct message;
 - ``register``: ``POST /register`` with no parameters (the full initial state);
 - ``fetch``: ``GET /messages`` on a stream + topic narrow, 100 messages;
-- ``search``: ``GET /messages`` searching ``--term``, the newest 50 matches.
+- ``search``: ``GET /messages`` searching ``--term``, the newest 50 matches;
+- ``fanout``: every user holds a long-poll (``event_types`` message); one call is a
+  ``POST /messages`` to "big" until every poll has its answer. The polls are driven
+  as bare ASGI calls (no HTTP client), so the time is the server's own work.
 
     .venv/bin/python bench/inprocess.py small
     .venv/bin/python bench/inprocess.py register --profile   # needs `pip install pyinstrument`
@@ -30,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from longpoll import RESULTS_DIR
@@ -45,7 +49,7 @@ from hubbub.queries.users import get_login_candidates
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 
-KINDS = ("small", "big", "dm", "register", "fetch", "search", "presence", "poll")
+KINDS = ("small", "big", "dm", "register", "fetch", "search", "presence", "poll", "fanout")
 NARROW = '[{"operator":"stream","operand":"small"},{"operator":"topic","operand":"t1"}]'
 
 
@@ -106,9 +110,112 @@ async def fresh_realm(args: argparse.Namespace) -> tuple[Starlette, Services, li
     return app, services, users
 
 
+def basic_auth(user: User) -> str:
+    return "Basic " + base64.b64encode(f"{user.delivery_email}:{user.api_key}".encode()).decode()
+
+
+async def asgi_call(
+    app: Starlette, method: str, path: str, auth: str, query: str = "", body: bytes = b""
+) -> tuple[int, bytes]:
+    """One request straight into the ASGI application: what uvicorn would hand it."""
+    headers = [(b"host", b"localhost"), (b"authorization", auth.encode())]
+    if body:
+        headers += [
+            (b"content-type", b"application/x-www-form-urlencoded"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": query.encode(),
+        "headers": headers,
+        "server": ("localhost", 80),
+        "client": ("127.0.0.1", 40000),
+    }
+    status = 0
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        else:
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(chunks)
+
+
+async def fanout_queues(app: Starlette, users: list[User]) -> list[list[Any]]:
+    """One queue of message events per user: [authorization, queue id, last event id]."""
+    polls = []
+    for user in users:
+        _status, body = await asgi_call(
+            app,
+            "POST",
+            "/api/v1/register",
+            basic_auth(user),
+            body=b"event_types=%5B%22message%22%5D&fetch_event_types=%5B%5D",
+        )
+        data = json.loads(body)
+        polls.append([basic_auth(user), data["queue_id"], data["last_event_id"]])
+    return polls
+
+
+async def fanout_rounds(
+    args: argparse.Namespace, app: Starlette, users: list[User], polls: list[list[Any]]
+) -> list[float]:
+    """Each round: every user's long-poll waiting, one send to "big", until all answered."""
+
+    async def poll(entry: list[Any]) -> None:
+        auth, queue_id, last = entry
+        status, body = await asgi_call(
+            app, "GET", "/api/v1/events", auth, f"queue_id={queue_id}&last_event_id={last}"
+        )
+        events = json.loads(body)["events"]
+        if status != 200 or not events:
+            raise RuntimeError(body)
+        entry[2] = events[-1]["id"]
+
+    times: list[float] = []
+    post_times: list[float] = []
+    sender = basic_auth(users[0])
+    for i in range(args.requests):
+        tasks = [asyncio.ensure_future(poll(entry)) for entry in polls]
+        await asyncio.sleep(0.3)  # every poll parked
+        started = time.perf_counter()
+        status, body = await asgi_call(
+            app,
+            "POST",
+            "/api/v1/messages",
+            sender,
+            body=f"type=stream&to=big&topic=fanout&content=round+{i}".encode(),
+        )
+        post_times.append(time.perf_counter() - started)
+        if status != 200:
+            raise RuntimeError(body)
+        await asyncio.gather(*tasks)
+        times.append(time.perf_counter() - started)
+    post_times.sort()
+    print(
+        f"fanout: the POST itself p50 {1000 * statistics.median(post_times):.1f} ms, "
+        f"max {1000 * post_times[-1]:.1f} ms"
+    )
+    return times
+
+
 async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -> None:
     me = users[0]
-    auth = "Basic " + base64.b64encode(f"{me.delivery_email}:{me.api_key}".encode()).decode()
+    auth = basic_auth(me)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(
         transport=transport, base_url="http://localhost", headers={"Authorization": auth}
@@ -171,10 +278,13 @@ async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -
         queue_id = ""
         if args.kind == "poll":
             queue_id = (await http.post("/api/v1/register", data={})).json()["queue_id"]
-        for i in range(20):  # warm-up
+        polls = await fanout_queues(app, users) if args.kind == "fanout" else []
+        for i in range(20 if args.kind != "fanout" else 0):  # warm-up
             await call(i)
 
         async def timed() -> list[float]:
+            if args.kind == "fanout":
+                return await fanout_rounds(args, app, users, polls)
             times = []
             for i in range(args.requests):
                 started = time.perf_counter()
@@ -185,13 +295,14 @@ async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -
         if args.profile:
             from pyinstrument import Profiler
 
-            profiler = Profiler(async_mode="enabled")
+            # Many concurrent polls: only the CPU they take is of interest.
+            profiler = Profiler(async_mode="disabled" if args.kind == "fanout" else "enabled")
             profiler.start()
             times = await timed()
             profiler.stop()
             out = RESULTS_DIR / f"inprocess-{args.kind}.txt"
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(profiler.output_text(unicode=False, color=False))
+            out.write_text(profiler.output_text(unicode=False, color=False, show_all=args.show_all))
             print(f"profile: {out}")
         else:
             times = await timed()
@@ -210,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--show-all", action="store_true", help="the profile hides no frames")
     parser.add_argument(
         "--data-dir", type=Path, help="an existing data directory (register and search only)"
     )

@@ -111,3 +111,29 @@ async def test_a_writer_in_another_process_makes_ours_wait_without_stopping_the_
     async with db.read() as conn:
         values = sorted((await conn.execute(sa.text("SELECT n FROM t"))).scalars())
     assert values == [1, 2, 3, 7, 8]
+
+
+async def test_commits_leave_checkpoints_to_the_background_job(
+    db: Database, tmp_path: Path
+) -> None:
+    """A commit of more pages than SQLite's default automatic checkpoint (1,000) stays in
+    the WAL; ``Database.checkpoint`` (the server's job) copies it into the file."""
+    database_file = tmp_path / "hubbub.db"
+    async with db.write() as conn:
+        assert (await conn.exec_driver_sql("PRAGMA cache_size")).scalar() == -32768
+        await conn.execute(sa.text("CREATE TABLE big (payload BLOB)"))
+    async with db.read() as conn:
+        assert (await conn.exec_driver_sql("PRAGMA cache_size")).scalar() == -2000
+        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 16384
+    await db.checkpoint()
+    size_before = database_file.stat().st_size
+    async with db.write() as conn:
+        await conn.execute(
+            sa.text("INSERT INTO big VALUES (:payload)"),
+            [{"payload": bytes(3000)} for _ in range(2000)],
+        )
+    assert database_file.stat().st_size == size_before  # all of it still in the WAL
+    await db.checkpoint()
+    assert database_file.stat().st_size > size_before + 2000 * 3000
+    async with db.read() as conn:
+        assert (await conn.execute(sa.text("SELECT count(*) FROM big"))).scalar() == 2000

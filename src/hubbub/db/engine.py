@@ -85,6 +85,16 @@ class Database:
         async with self.write() as conn:
             await self.dialect.refresh_statistics(conn)
 
+    @property
+    def checkpoint_interval(self) -> float | None:
+        """How often a server should call ``checkpoint`` (None: never)."""
+        interval: float | None = self.dialect.CHECKPOINT_INTERVAL_SECONDS
+        return interval
+
+    async def checkpoint(self) -> None:
+        """Move written pages from the log into the database file (SQLite's WAL)."""
+        await self.dialect.checkpoint(self.url)
+
     async def dispose(self) -> None:
         await self.engine.dispose()
         if self.write_engine is not self.engine:

@@ -83,6 +83,12 @@ def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
             )
         )
     )
+    if services.db.checkpoint_interval is not None:
+        tasks.append(
+            asyncio.create_task(
+                run_every(services.db.checkpoint_interval, services.db.checkpoint, "checkpoint")
+            )
+        )
     # Scheduled messages keep their own clock: they are due to the second, not per interval.
     tasks.append(asyncio.create_task(run_scheduled_delivery(services)))
     return tasks

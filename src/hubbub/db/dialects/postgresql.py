@@ -16,6 +16,8 @@ ENGINE_KWARGS: dict[str, Any] = {
     "pool_timeout": 300,
 }
 SERIALIZE_WRITES = False
+# PostgreSQL checkpoints by itself (its checkpointer process): no background job.
+CHECKPOINT_INTERVAL_SECONDS: float | None = None
 
 
 # PostgreSQL compiles a query to machine code (JIT) once its estimated cost passes
@@ -46,3 +48,8 @@ def insert(table: sa.Table) -> Any:
 async def refresh_statistics(conn: AsyncConnection) -> None:
     """Nothing to do: PostgreSQL's autovacuum keeps planner statistics current."""
     del conn
+
+
+async def checkpoint(url: str) -> None:
+    """Nothing to do: see CHECKPOINT_INTERVAL_SECONDS."""
+    del url

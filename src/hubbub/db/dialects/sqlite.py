@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections import deque
 from collections.abc import Callable
@@ -28,8 +29,23 @@ ENGINE_KWARGS: dict[str, Any] = {
 }
 SERIALIZE_WRITES = True
 
+# WAL checkpoints. A send to a stream of 1,000 subscribers dirties ~2,000 pages (each
+# recipient's end of the user-major user_message indexes), more than SQLite's default
+# automatic checkpoint (1,000 pages): every such commit then copied its pages back into
+# the database and synced it before returning (~40 ms of a ~50 ms send, on a realm of
+# 20,000 messages). A server instead checkpoints from a background job every
+# ``CHECKPOINT_INTERVAL_SECONDS``, off the commit path and once for pages that many
+# sends dirtied again; the automatic checkpoint stays as a backstop, at 64 MB of WAL
+# (with 4 KB pages) and for any process that runs no such job (a command).
+WAL_AUTOCHECKPOINT_PAGES = 16_384
+CHECKPOINT_INTERVAL_SECONDS: float | None = 1.0
+# The writer's page cache (negative: KiB). Those recipients' index pages are read again
+# by the next big send; SQLite's default 2 MB cache let them go and the insert of 1,000
+# rows read them back from the OS (14 -> 6 ms with 32 MB). Readers keep the default.
+WRITER_CACHE_KIB = 32_768
 
-def install(engine: AsyncEngine) -> None:
+
+def install(engine: AsyncEngine, *, writer: bool = False) -> None:
     """Set the pragmas on every new connection and take control of transaction begin.
 
     pysqlite's own implicit BEGIN is turned off so that write transactions can start with
@@ -46,6 +62,9 @@ def install(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+        if writer:
+            cursor.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
         cursor.close()
 
     @sa.event.listens_for(sync_engine, "begin")
@@ -153,7 +172,7 @@ def _engine(url: str, connection_class: type[_Connection], **pool: Any) -> Async
         return await connection
 
     engine = create_async_engine(url, async_creator=connect, **pool)
-    install(engine)
+    install(engine, writer=connection_class.writer)
     return engine
 
 
@@ -194,6 +213,27 @@ def insert(table: sa.Table) -> Any:
 # Rows ANALYZE reads per index: bounded, so a multi-gigabyte database is analyzed in well
 # under a second (0.17 s for 1,000,000 messages and 33,000,000 user_message rows).
 ANALYSIS_LIMIT = 10_000
+
+
+async def checkpoint(url: str) -> None:
+    """Copy the WAL's committed pages into the database file (see CHECKPOINT_INTERVAL_SECONDS).
+
+    PASSIVE: it waits for no reader or writer, copying what it can; SQLite starts the WAL
+    over once a checkpoint has copied all of it. Its own short-lived connection, in a
+    thread: a checkpoint syncs the file, and must not run inside a transaction."""
+    path = make_url(url).database
+    if _in_memory(url) or path is None:
+        return
+
+    def run() -> None:
+        connection = sqlite3.connect(path)
+        try:
+            connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        finally:
+            connection.close()
+
+    await asyncio.to_thread(run)
 
 
 async def refresh_statistics(conn: AsyncConnection) -> None:
