@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from hubbub.app import create_app
 from hubbub.events.bus import MemoryEventBus
@@ -43,6 +45,30 @@ async def test_register_state_follows_fetch_event_types(env: TestEnv) -> None:
         env, env.users["hamlet"], event_types=["realm_user"], fetch_event_types=["realm"]
     )
     assert "realm_users" not in state and "realm_name" in state
+
+
+async def test_a_message_queue_reads_no_streams(env: TestEnv) -> None:
+    """A bot's queue (``event_types: ["message"]``) carries no stream state, so its
+    registration does not read the realm's streams or the user's subscriptions."""
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement.lower())
+
+    engine = env.services.db.engine.sync_engine
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        state = await register(env, env.users["hamlet"], event_types=["message"])
+        assert not any(key in state for key in ("subscriptions", "streams"))
+        assert statements  # the listener sees the registration's reads
+        assert not [s for s in statements if "from stream" in s or "from subscription" in s]
+        statements.clear()
+        state = await register(env, env.users["hamlet"], event_types=["default_streams"])
+        assert "realm_default_streams" in state and "subscriptions" not in state
+        assert [s for s in statements if "from stream" in s]
+        assert not [s for s in statements if "from subscription" in s]
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
 
 
 async def test_guest_role_in_state(env: TestEnv) -> None:

@@ -46,9 +46,20 @@ async def fetch_stream_state(
     include_subscribers: bool,
 ) -> dict[str, Any]:
     state: dict[str, Any] = {}
-    streams = await list_streams(conn, me.realm_id)
+    # A queue for messages alone (a bot's ``event_types: ["message"]``) needs none of the
+    # realm's streams: read them only for the state that shows them.
+    with_subscriptions = wanted("subscription") or wanted("stream")
+    streams = (
+        await list_streams(conn, me.realm_id)
+        if with_subscriptions or wanted("default_streams")
+        else []
+    )
     by_id = {s.id: s for s in streams}
-    subs = [sub for sub in await list_user_subscriptions(conn, me.id) if sub.stream_id in by_id]
+    subs = (
+        [sub for sub in await list_user_subscriptions(conn, me.id) if sub.stream_id in by_id]
+        if with_subscriptions
+        else []
+    )
     subscribed = {sub.stream_id for sub in subs if sub.active}
     if wanted("subscription"):
         ever = {sub.stream_id for sub in subs}

@@ -11,6 +11,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.dialects import for_name
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -68,7 +69,7 @@ async def get_users_with_devices(conn: AsyncConnection, user_ids: Collection[int
         return set()
     rows = await conn.execute(
         sa.select(push_device.c.user_profile_id)
-        .where(push_device.c.user_profile_id.in_(sorted(user_ids)))
+        .where(for_name(conn.dialect.name).in_ids(push_device.c.user_profile_id, user_ids))
         .distinct()
     )
     return {uid for (uid,) in rows}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -43,6 +45,12 @@ def create_write_engine(url: str) -> AsyncEngine | None:
 
 def insert(table: sa.Table) -> Any:
     return pg_insert(table)
+
+
+def in_ids(column: sa.ColumnElement[int], ids: Collection[int]) -> sa.ColumnElement[bool]:
+    """``column = ANY(array)`` for a list that may be long: one argument, and one prepared
+    statement whatever the list's length (an expanded IN list is a new one per length)."""
+    return column == sa.any_(sa.bindparam(None, sorted(ids), type_=ARRAY(column.type)))
 
 
 async def refresh_statistics(conn: AsyncConnection) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import Any
 
@@ -208,6 +209,13 @@ def create_write_engine(url: str) -> AsyncEngine | None:
 
 def insert(table: sa.Table) -> Any:
     return sqlite_insert(table)
+
+
+def in_ids(column: sa.ColumnElement[int], ids: Collection[int]) -> sa.ColumnElement[bool]:
+    """``column IN (ids)`` for a list that may be long (a stream's 1,000 subscribers): one
+    JSON argument, where SQLAlchemy spent ~5 ms expanding 1,000 values into parameters."""
+    values = sa.func.json_each(sa.bindparam(None, json.dumps(sorted(ids)))).table_valued("value")
+    return column.in_(sa.select(values.c.value))
 
 
 # Rows ANALYZE reads per index: bounded, so a multi-gigabyte database is analyzed in well
