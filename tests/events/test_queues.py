@@ -15,7 +15,8 @@ from hubbub.events.bus import MemoryEventBus
 from hubbub.services import build_services
 from hubbub.settings import Settings
 from tests.events.verify import register
-from tests.helpers import TestEnv, assert_error, assert_success, running_env
+from tests.helpers import TestEnv, assert_error, assert_success, running_env, with_test_redis
+from tests.messages_helpers import send_stream_message
 
 
 async def test_register_shape(env: TestEnv) -> None:
@@ -129,14 +130,16 @@ async def test_events_arrive_and_are_pruned(env: TestEnv) -> None:
     )
 
 
-@pytest.fixture
-async def quiet_env(settings: Settings) -> AsyncIterator[TestEnv]:
+@pytest.fixture(params=["memory", "redis"])
+async def quiet_env(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[TestEnv]:
     """An env whose heartbeat cannot race the event a test is waiting for.
 
     The shared fixture ends quiet polls after 0.2 s so heartbeat tests are quick; on a busy
     machine creating a user can take longer than that, and the poll then ends with a
     heartbeat instead of the event (a CI failure seen on this test).
     """
+    if request.param == "redis":
+        settings = with_test_redis(settings)
     async with running_env(replace(settings, heartbeat_seconds=30)) as test_env:
         yield test_env
 
@@ -152,6 +155,46 @@ async def test_long_poll_wakes_on_event(quiet_env: TestEnv) -> None:
     await env.create_user("a@example.com", "Aaa Aaa")
     body = assert_success(await asyncio.wait_for(poll, 5))
     assert [e["type"] for e in body["events"]] == ["realm_user"]
+
+
+async def test_woken_polls_are_answered_from_one_read(quiet_env: TestEnv) -> None:
+    """Redis: the process holding the polls a message wakes reads all their queues in one
+    call and answers them with it (each poll used to read its own queue); a poll that the
+    read finds nothing for (woken by its own announcement) still waits for its event."""
+    env = quiet_env
+    names = ["hamlet", "othello", "iago", "shiva"]
+    for name in names:
+        await env.subscribe(name, "Denmark")
+    queues = [
+        (name, await register(env, env.users[name], event_types=["message"])) for name in names
+    ]
+    polls = [
+        asyncio.create_task(
+            env.client(name).get("/events", {"queue_id": state["queue_id"], "last_event_id": -1})
+        )
+        for name, state in queues
+    ]
+    await asyncio.sleep(0.2)
+    assert not any(poll.done() for poll in polls)
+    redis = env.services.redis
+    reads = 0
+    if redis is not None:
+        pipeline = redis.pipeline
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            nonlocal reads
+            reads += 1
+            return pipeline(*args, **kwargs)
+
+        redis.pipeline = counting
+    sent = await send_stream_message(env, "hamlet", "Denmark", "to everyone polling")
+    bodies = [assert_success(await asyncio.wait_for(poll, 5)) for poll in polls]
+    for body in bodies:
+        assert [(e["type"], e["message"]["id"]) for e in body["events"]] == [("message", sent)]
+    if redis is not None:
+        # The send's own round trips (the queues of its recipients; the pushes and the
+        # wake-up), none per woken poll.
+        assert reads <= 2
 
 
 async def test_quiet_poll_ends_with_heartbeat(env: TestEnv) -> None:

@@ -73,6 +73,25 @@ return 0
 """
 
 
+# Read every woken queue this process holds a poll on, in one call (KEYS: the expiry
+# index, then each queue's hash and event list; ARGV: each queue's id and new expiry):
+# each queue's poll generation and events, or an empty reply for a deleted queue. A
+# message to 1,000 subscribers woke 1,000 polls that each read their queue in a round
+# trip of their own and then renewed its expiry in another.
+_READ_WOKEN = """
+local out = {}
+for i = 1, (#KEYS - 1) / 2 do
+  local generation = redis.call('HGET', KEYS[2 * i], 'generation')
+  if generation then
+    redis.call('ZADD', KEYS[1], 'XX', ARGV[2 * i], ARGV[2 * i - 1])
+    out[i] = {generation, redis.call('LRANGE', KEYS[2 * i + 1], 0, -1)}
+  else
+    out[i] = {}
+  end
+end
+return out
+"""
+
 # Remember credentials only on a queue that still exists (HSET would re-create it).
 _REMEMBER = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -98,9 +117,13 @@ class RedisEventBus:
         self._push = redis.register_script(_PUSH)
         self._prune = redis.register_script(_PRUNE)
         self._remember = redis.register_script(_REMEMBER)
+        self._read_woken = redis.register_script(_READ_WOKEN)
         self._specs: dict[str, QueueSpec] = {}
         # Waiting polls of this process by queue: bare futures (see MemoryEventBus).
         self._waiters: dict[str, set[asyncio.Future[bool]]] = {}
+        # What the listener read for a poll it woke: (generation, raw events), or None
+        # when the queue is gone.
+        self._read_for: dict[asyncio.Future[bool], tuple[int, list[bytes]] | None] = {}
         self._listener: asyncio.Task[None] | None = None
         self._pubsub: Any = None
         self._releasing = False
@@ -144,9 +167,34 @@ class RedisEventBus:
             if message is None:
                 continue
             # One message names every queue a publish touched (queue ids have no spaces).
-            for queue_id in message["data"].decode().split():
+            held = [q for q in message["data"].decode().split() if q in self._waiters]
+            if held:
+                await self._read_for_woken(held)
+            for queue_id in held:
                 for waiter in self._waiters.get(queue_id, ()):
                     wake(waiter, timed_out=False)
+
+    async def _read_for_woken(self, queue_ids: list[str]) -> None:
+        """Read the woken queues for their waiting polls, all in one call (_READ_WOKEN)."""
+        keys = [f"{self.ns}:queues"]
+        args: list[Any] = []
+        now = self.clock.now()
+        for queue_id in queue_ids:
+            spec = self._specs.get(queue_id)
+            lifespan = spec.lifespan_seconds if spec is not None else 0
+            keys += (self._q(queue_id), self._qe(queue_id))
+            args += (queue_id, now + lifespan)
+        try:
+            replies = await self._read_woken(keys=keys, args=args)
+        except Exception:
+            # Each woken poll then reads its own queue, as it would have anyway.
+            logger.exception("event bus: could not read the woken queues")
+            return
+        for queue_id, reply in zip(queue_ids, replies, strict=True):
+            read = (int(reply[0]), list(reply[1])) if reply else None
+            for waiter in self._waiters.get(queue_id, ()):
+                if not waiter.done():
+                    self._read_for[waiter] = read
 
     async def close(self) -> None:
         if self._listener is not None:
@@ -327,6 +375,7 @@ class RedisEventBus:
         waiters = self._waiters.setdefault(queue_id, set())
         waiter: asyncio.Future[bool] = loop.create_future()
         waiters.add(waiter)
+        renewed = False
         try:
             # A newer poll (on any worker) ends the older one: wake everyone waiting here.
             async with self.redis.pipeline(transaction=False) as pipe:
@@ -336,7 +385,16 @@ class RedisEventBus:
             deadline = loop.time() + self._heartbeat_delay()
             while True:
                 if waiter.done():
-                    # Woken: a fresh wake-up before looking again, so none is missed.
+                    # Woken, with the queue read by the listener (if it could): events
+                    # there are the answer. Otherwise a fresh wake-up before looking
+                    # again, so none is missed.
+                    if waiter in self._read_for:
+                        read = self._read_for.pop(waiter)
+                        if read is None or read[0] != generation or self._releasing:
+                            return []
+                        if read[1]:
+                            renewed = True  # the listener renewed the expiry
+                            return [orjson.loads(raw) for raw in read[1]]
                     waiters.discard(waiter)
                     waiter = loop.create_future()
                     waiters.add(waiter)
@@ -364,11 +422,15 @@ class RedisEventBus:
                     self._alarms.discard(waiter, slot)
         finally:
             waiters.discard(waiter)
+            self._read_for.pop(waiter, None)
             if not waiters and self._waiters.get(queue_id) is waiters:
                 del self._waiters[queue_id]
-            await self.redis.zadd(
-                f"{self.ns}:queues", {queue_id: self.clock.now() + spec.lifespan_seconds}, xx=True
-            )
+            if not renewed:
+                await self.redis.zadd(
+                    f"{self.ns}:queues",
+                    {queue_id: self.clock.now() + spec.lifespan_seconds},
+                    xx=True,
+                )
 
     def _heartbeat_delay(self) -> float:
         if self.heartbeat_seconds is not None:
