@@ -59,19 +59,51 @@ def _release_polls_on_exit(services: Services) -> None:
         signal.signal(sig, handler)
 
 
-def settle_memory() -> None:
-    """Keep what start-up built out of the cyclic garbage collector's sight.
+# Full garbage collections run on this clock, not on Python's (see settle_memory).
+FULL_COLLECTION_SECONDS = 60.0
+# Python's third threshold (full collections after this many middle-generation ones):
+# too many ever to be reached, so that only the timer starts them.
+NO_AUTOMATIC_FULL_COLLECTION = 1_000_000_000
+
+
+def settle_memory(full_collection_every: float = FULL_COLLECTION_SECONDS) -> FullCollections:
+    """Keep the cyclic garbage collector's full collections short and rare.
 
     Start-up leaves ~90,000 long-lived container objects (modules, classes, SQLAlchemy's
     tables and caches), and every full collection walks all of them: ~18 ms during which
-    no request moves (measured on the app as created). Python runs one whenever the
-    survivors of younger collections reach a quarter of the long-lived objects, so under
-    load they recur, while the cycles each closed HTTP connection leaves (uvicorn's
-    protocol and its parser point at each other) wait for them. Frozen, start-up's objects
-    are skipped: a full collection costs only what was allocated since.
+    no request moves (measured on the app as created). Frozen, start-up's objects are
+    skipped: a full collection costs only what was allocated since.
+
+    What was allocated since includes every waiting long-poll (~60 objects each), and
+    Python starts a full collection whenever the survivors of younger collections reach a
+    quarter of the long-lived objects: with 1,000 polls re-armed after each message, one
+    in three or four deliveries to them stopped for a 20-48 ms collection that freed
+    nothing (bench/messages.py, gc callbacks). So Python never starts one itself; one
+    runs every ``full_collection_every`` seconds instead, for the cycles that do outlive
+    the younger collections (uvicorn's protocol and parser of a closed connection point
+    at each other). Must be called in the running event loop.
     """
     gc.collect()
     gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, NO_AUTOMATIC_FULL_COLLECTION)
+    return FullCollections(asyncio.get_running_loop(), full_collection_every)
+
+
+class FullCollections:
+    """A full garbage collection every ``every`` seconds, on the event loop's timer."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, every: float) -> None:
+        self.loop = loop
+        self.every = every
+        self.timer = loop.call_later(every, self.collect)
+
+    def collect(self) -> None:
+        gc.collect()
+        self.timer = self.loop.call_later(self.every, self.collect)
+
+    def stop(self) -> None:
+        self.timer.cancel()
 
 
 def _export(settings: Settings) -> None:
