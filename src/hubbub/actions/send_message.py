@@ -27,7 +27,8 @@ from hubbub.actions.message_recipients import (
     stream_recipient_id,
 )
 from hubbub.actions.push_notifications import enqueue_message_push
-from hubbub.db.tables import message, muted_user, stream, user_message
+from hubbub.db.dialects import for_name
+from hubbub.db.tables import message, muted_user, stream
 from hubbub.errors import (
     JsonableError,
     StreamDoesNotExistError,
@@ -261,13 +262,7 @@ async def check_send_message(
         if target is None:
             value |= IS_PRIVATE
         flags[uid] = value
-    await tx.conn.execute(
-        sa.insert(user_message),
-        [
-            {"user_profile_id": uid, "message_id": message_id, "flags": f}
-            for uid, f in flags.items()
-        ],
-    )
+    await for_name(tx.conn.dialect.name).insert_user_messages(tx.conn, message_id, flags)
     await do_update_message_attachments(tx, sender, message_id, content, new=True)
     await enqueue_message_push(
         tx, realm, sender, message_id, flags, is_stream=target is not None, now=now

@@ -47,6 +47,27 @@ def insert(table: sa.Table) -> Any:
     return pg_insert(table)
 
 
+_INSERT_USER_MESSAGES = sa.text(
+    "INSERT INTO user_message (user_profile_id, message_id, flags) "
+    "SELECT recipient, :message_id, bits FROM unnest(:user_ids, :flags) AS r(recipient, bits)"
+).bindparams(
+    sa.bindparam("user_ids", type_=ARRAY(sa.Integer)),
+    sa.bindparam("flags", type_=ARRAY(sa.BigInteger)),
+)
+
+
+async def insert_user_messages(
+    conn: AsyncConnection, message_id: int, flags: dict[int, int]
+) -> None:
+    """A new message's user_message rows, one per recipient (``flags``: user id -> bits),
+    in one statement of two arrays: an executemany sends a big stream's 1,000 rows one by
+    one."""
+    await conn.execute(
+        _INSERT_USER_MESSAGES,
+        {"message_id": message_id, "user_ids": list(flags), "flags": list(flags.values())},
+    )
+
+
 def in_ids(column: sa.ColumnElement[int], ids: Collection[int]) -> sa.ColumnElement[bool]:
     """``column = ANY(array)`` for a list that may be long: one argument, and one prepared
     statement whatever the list's length (an expanded IN list is a new one per length)."""

@@ -211,6 +211,19 @@ def insert(table: sa.Table) -> Any:
     return sqlite_insert(table)
 
 
+async def insert_user_messages(
+    conn: AsyncConnection, message_id: int, flags: dict[int, int]
+) -> None:
+    """A new message's user_message rows, one per recipient (``flags``: user id -> bits).
+
+    The driver's own executemany: SQLAlchemy's built each of a big stream's 1,000 rows
+    into a parameter dictionary first (~2 ms of a send)."""
+    await conn.exec_driver_sql(
+        "INSERT INTO user_message (user_profile_id, message_id, flags) VALUES (?, ?, ?)",
+        [(user_id, message_id, bits) for user_id, bits in flags.items()],
+    )
+
+
 def in_ids(column: sa.ColumnElement[int], ids: Collection[int]) -> sa.ColumnElement[bool]:
     """``column IN (ids)`` for a list that may be long (a stream's 1,000 subscribers): one
     JSON argument, where SQLAlchemy spent ~5 ms expanding 1,000 values into parameters."""
