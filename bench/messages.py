@@ -54,6 +54,7 @@ from longpoll import (
     backend_config,
     basic_auth,
     bounded,
+    client_collector_paused,
     cpu_seconds,
     latency_summary,
     log,
@@ -868,25 +869,26 @@ class Bench:
                 sender = realm.user(rng.choice(target.subscribers))
                 waits = [asyncio.ensure_future(self.wait_for(poller, c, marker)) for c in live]
                 await asyncio.sleep(0)
-                cpu0 = cpu_seconds(pid)
-                t0 = time.perf_counter()
-                sent = await api_call(
-                    sender_conn,
-                    "POST",
-                    "/messages",
-                    auth=sender.auth,
-                    form={
-                        "type": "stream",
-                        "to": str(target.id),
-                        "topic": "delivery",
-                        "content": f"{marker} {' '.join(rng.sample(realm.vocabulary, 8))}",
-                    },
-                )
-                post_ms = ms(time.perf_counter() - t0)
-                done, not_done = await asyncio.wait(waits, timeout=args.round_timeout)
-                server_cpu = cpu_seconds(pid) - cpu0
-                for w in not_done:
-                    w.cancel()
+                with client_collector_paused():
+                    cpu0 = cpu_seconds(pid)
+                    t0 = time.perf_counter()
+                    sent = await api_call(
+                        sender_conn,
+                        "POST",
+                        "/messages",
+                        auth=sender.auth,
+                        form={
+                            "type": "stream",
+                            "to": str(target.id),
+                            "topic": "delivery",
+                            "content": f"{marker} {' '.join(rng.sample(realm.vocabulary, 8))}",
+                        },
+                    )
+                    post_ms = ms(time.perf_counter() - t0)
+                    done, not_done = await asyncio.wait(waits, timeout=args.round_timeout)
+                    server_cpu = cpu_seconds(pid) - cpu0
+                    for w in not_done:
+                        w.cancel()
                 lat = [
                     arrived - t0
                     for w in done
