@@ -54,33 +54,31 @@ async def get_user_by_delivery_email(
     return None if row is None else User.from_row(row)
 
 
-def _login_email_is(email: str) -> sa.ColumnElement[bool]:
-    lowered = email.strip().lower()
-    return sa.or_(
-        sa.func.lower(user_profile.c.email) == lowered,
-        sa.func.lower(user_profile.c.delivery_email) == lowered,
-    )
-
-
 _REALM_PREFIX = "r__"
+_REALM_COLUMNS = [(_REALM_PREFIX + c.name, c.name) for c in realm_table.c]
+
+# Built once: every authenticated request runs it, and building a statement and its cache
+# key each time cost more than the query (one statement object is keyed once).
+_LOGIN_CANDIDATES = (
+    sa.select(user_profile, *[c.label(_REALM_PREFIX + c.name) for c in realm_table.c])
+    .join(realm_table, realm_table.c.id == user_profile.c.realm_id)
+    .where(
+        sa.or_(
+            sa.func.lower(user_profile.c.email) == sa.bindparam("login"),
+            sa.func.lower(user_profile.c.delivery_email) == sa.bindparam("login"),
+        )
+    )
+)
 
 
 async def get_login_candidates(conn: AsyncConnection, email: str) -> list[tuple[User, Realm]]:
     """Every account, in any realm, whose API or real email is ``email``, each with its
     realm, in one statement: every authenticated request starts here."""
-    realm_columns = [c.label(_REALM_PREFIX + c.name) for c in realm_table.c]
-    rows = await conn.execute(
-        sa.select(user_profile, *realm_columns)
-        .join(realm_table, realm_table.c.id == user_profile.c.realm_id)
-        .where(_login_email_is(email))
-    )
+    rows = await conn.execute(_LOGIN_CANDIDATES, {"login": email.strip().lower()})
     found = []
     for row in rows:
-        realm_values = {
-            key[len(_REALM_PREFIX) :]: value
-            for key, value in row._mapping.items()
-            if isinstance(key, str) and key.startswith(_REALM_PREFIX)
-        }
+        mapping = row._mapping
+        realm_values = {name: mapping[label] for label, name in _REALM_COLUMNS}
         found.append((User.from_row(row), Realm.from_mapping(realm_values)))
     return found
 
