@@ -15,6 +15,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.dialects import for_name
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -48,7 +49,11 @@ def display_person(user: User) -> dict[str, Any]:
 async def _users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, User]:
     if not user_ids:
         return {}
-    rows = await conn.execute(sa.select(user_profile).where(user_profile.c.id.in_(user_ids)))
+    rows = await conn.execute(
+        sa.select(user_profile).where(
+            for_name(conn.dialect.name).in_ids(user_profile.c.id, user_ids)
+        )
+    )
     return {row.id: User.from_row(row) for row in rows}
 
 
@@ -126,7 +131,8 @@ async def get_message_dicts(
     rows = list(
         await conn.execute(
             sa.select(message).where(
-                message.c.id.in_(set(message_ids)), message.c.realm_id == viewer.realm_id
+                for_name(conn.dialect.name).in_ids(message.c.id, set(message_ids)),
+                message.c.realm_id == viewer.realm_id,
             )
         )
     )

@@ -15,6 +15,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.dialects import for_name
 from hubbub.db.tables import reaction, stream, submessage, subscription, user_message, user_profile
 
 
@@ -38,7 +39,7 @@ async def get_reaction_dicts(
             user_profile.c.full_name,
         )
         .join(user_profile, user_profile.c.id == reaction.c.user_profile_id)
-        .where(reaction.c.message_id.in_(set(message_ids)))
+        .where(for_name(conn.dialect.name).in_ids(reaction.c.message_id, set(message_ids)))
         .order_by(reaction.c.id)
     )
     for row in rows:
@@ -67,7 +68,7 @@ async def get_submessage_dicts(
         return result
     rows = await conn.execute(
         sa.select(submessage)
-        .where(submessage.c.message_id.in_(set(message_ids)))
+        .where(for_name(conn.dialect.name).in_ids(submessage.c.message_id, set(message_ids)))
         .order_by(submessage.c.message_id, submessage.c.id)
     )
     for row in rows:
