@@ -23,8 +23,8 @@ from hubbub.events.alarms import Alarms, wake
 from hubbub.events.queues import (
     CREDENTIAL_RECHECK_SECONDS,
     QueueSpec,
+    ShapedOnce,
     heartbeat_delay,
-    shape_event,
 )
 
 logger = logging.getLogger("hubbub.events")
@@ -216,9 +216,10 @@ class MemoryEventBus:
                     for q in self._public.get(notice.realm_id, ())
                     if self._queues[q].spec.user_id not in notice.public_stream_except
                 ]
+            shapes = ShapedOnce(notice.event)
             for queue_id in queue_ids:
                 queue = self._queues[queue_id]
-                shaped = shape_event(notice.event, queue.spec)
+                shaped = shapes.shape(queue.spec)
                 if shaped is not None:
                     queue.push(shaped)
 

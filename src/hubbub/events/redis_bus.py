@@ -29,8 +29,8 @@ from hubbub.events.queues import (
     HEARTBEAT_JITTER_SECONDS,
     HEARTBEAT_MIN_SECONDS,
     QueueSpec,
+    ShapedOnce,
     heartbeat_delay,
-    shape_event,
 )
 
 logger = logging.getLogger("hubbub.events")
@@ -287,13 +287,22 @@ class RedisEventBus:
                     ]
                 keys: list[str] = []
                 bodies: list[str] = []
+                shapes = ShapedOnce(notice.event)
+                # Serialized once per distinct shape, as shaped once (ShapedOnce).
+                serialized: dict[tuple[Any, ...], str | None] = {}
                 for queue_id in targets:
                     spec = specs.get(queue_id)
-                    shaped = shape_event(notice.event, spec) if spec else None
-                    if shaped is None:
+                    if spec is None:
+                        continue
+                    key = shapes.key(spec)
+                    if key not in serialized:
+                        shaped = shapes.shape(spec)
+                        serialized[key] = None if shaped is None else orjson.dumps(shaped).decode()
+                    body = serialized[key]
+                    if body is None:
                         continue
                     keys += (self._q(queue_id), self._qe(queue_id))
-                    bodies.append(orjson.dumps(shaped).decode())
+                    bodies.append(body)
                     woken.add(queue_id)
                 if bodies:
                     await self._push(keys=keys, args=bodies, client=pipe)
