@@ -179,11 +179,14 @@ class RedisEventBus:
         keys = [f"{self.ns}:queues"]
         args: list[Any] = []
         now = self.clock.now()
+        # A waiting poll has its queue's spec cached (get_events loaded it); without it
+        # there is no lifespan to renew the queue by, so that poll reads for itself.
+        queue_ids = [q for q in queue_ids if q in self._specs]
         for queue_id in queue_ids:
-            spec = self._specs.get(queue_id)
-            lifespan = spec.lifespan_seconds if spec is not None else 0
             keys += (self._q(queue_id), self._qe(queue_id))
-            args += (queue_id, now + lifespan)
+            args += (queue_id, now + self._specs[queue_id].lifespan_seconds)
+        if not queue_ids:
+            return
         try:
             replies = await self._read_woken(keys=keys, args=args)
         except Exception:
