@@ -168,7 +168,10 @@ class RedisEventBus:
                 continue
             # One message names every queue a publish touched (queue ids have no spaces).
             held = [q for q in message["data"].decode().split() if q in self._waiters]
-            if held:
+            # One queue (a poll announcing itself, a message to one user's queue): its
+            # poll reads it anyway, so reading it here too would only add a round trip
+            # to every re-armed poll, made one after another by this listener.
+            if len(held) > 1:
                 await self._read_for_woken(held)
             for queue_id in held:
                 for waiter in self._waiters.get(queue_id, ()):
