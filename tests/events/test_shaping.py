@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from hubbub.events import queues
@@ -69,6 +70,10 @@ def test_each_queue_gets_what_shape_event_gives_it(
     monkeypatch.setattr(queues, "shape_event", counting)
     shapes = ShapedOnce(event)
     assert [shapes.shape(s) for s in SPECS] == expected
+    # The Redis bus stores each queue's shape as JSON, made from the same shape.
+    assert [shapes.json(s) for s in SPECS] == [
+        None if e is None else orjson.dumps(e).decode() for e in expected
+    ]
     # q-a and q-b share the shape of the sender's other queue; with no local id to add,
     # so does the sending queue itself.
     assert "q-a" not in calls and "q-b" not in calls

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
+import orjson
+
 from hubbub.narrow import queue_narrow_matches
 
 # Zulip keeps an idle queue for 10 minutes, and at most a week when asked for longer.
@@ -180,14 +182,22 @@ class ShapedOnce:
             if mark is not None and mark["local_id"] is not None
             else None
         )
-        self._shapes: dict[tuple[Any, ...], Any] = {}
+        self._shapes: dict[tuple[Any, ...], dict[str, Any] | None] = {}
+        self._json: dict[tuple[Any, ...], str | None] = {}
 
-    def key(self, spec: QueueSpec) -> tuple[Any, ...]:
+    def _key(self, spec: QueueSpec) -> tuple[Any, ...]:
         return (spec.shaping, self._sender_queue == (spec.queue_id, spec.user_id))
 
     def shape(self, spec: QueueSpec) -> dict[str, Any] | None:
-        key = self.key(spec)
+        key = self._key(spec)
         if key not in self._shapes:
             self._shapes[key] = shape_event(self.event, spec)
-        shaped: dict[str, Any] | None = self._shapes[key]
-        return shaped
+        return self._shapes[key]
+
+    def json(self, spec: QueueSpec) -> str | None:
+        """``shape``'s result as JSON (the Redis bus stores events so), also made once."""
+        key = self._key(spec)
+        if key not in self._json:
+            shaped = self.shape(spec)
+            self._json[key] = None if shaped is None else orjson.dumps(shaped).decode()
+        return self._json[key]

@@ -73,7 +73,7 @@ return 0
 """
 
 
-# Read every woken queue this process holds a poll on, in one call (KEYS: the expiry
+# Read the woken queues this process holds polls on, in one call (KEYS: the expiry
 # index, then each queue's hash and event list; ARGV: each queue's id and new expiry):
 # each queue's poll generation and events, or an empty reply for a deleted queue. A
 # message to 1,000 subscribers woke 1,000 polls that each read their queue in a round
@@ -294,17 +294,9 @@ class RedisEventBus:
                 keys: list[str] = []
                 bodies: list[str] = []
                 shapes = ShapedOnce(notice.event)
-                # Serialized once per distinct shape, as shaped once (ShapedOnce).
-                serialized: dict[tuple[Any, ...], str | None] = {}
                 for queue_id in targets:
                     spec = specs.get(queue_id)
-                    if spec is None:
-                        continue
-                    key = shapes.key(spec)
-                    if key not in serialized:
-                        shaped = shapes.shape(spec)
-                        serialized[key] = None if shaped is None else orjson.dumps(shaped).decode()
-                    body = serialized[key]
+                    body = shapes.json(spec) if spec is not None else None
                     if body is None:
                         continue
                     keys += (self._q(queue_id), self._qe(queue_id))

@@ -131,7 +131,7 @@ async def get_message_dicts(
     rows = list(
         await conn.execute(
             sa.select(message).where(
-                for_name(conn.dialect.name).in_ids(message.c.id, set(message_ids)),
+                for_name(conn.dialect.name).in_ids(message.c.id, message_ids),
                 message.c.realm_id == viewer.realm_id,
             )
         )

@@ -39,7 +39,7 @@ async def get_reaction_dicts(
             user_profile.c.full_name,
         )
         .join(user_profile, user_profile.c.id == reaction.c.user_profile_id)
-        .where(for_name(conn.dialect.name).in_ids(reaction.c.message_id, set(message_ids)))
+        .where(for_name(conn.dialect.name).in_ids(reaction.c.message_id, message_ids))
         .order_by(reaction.c.id)
     )
     for row in rows:
@@ -68,7 +68,7 @@ async def get_submessage_dicts(
         return result
     rows = await conn.execute(
         sa.select(submessage)
-        .where(for_name(conn.dialect.name).in_ids(submessage.c.message_id, set(message_ids)))
+        .where(for_name(conn.dialect.name).in_ids(submessage.c.message_id, message_ids))
         .order_by(submessage.c.message_id, submessage.c.id)
     )
     for row in rows:

@@ -60,7 +60,7 @@ _REALM_COLUMNS = [(_REALM_PREFIX + c.name, c.name) for c in realm_table.c]
 # Built once: every authenticated request runs it, and building a statement and its cache
 # key each time cost more than the query (one statement object is keyed once).
 _LOGIN_CANDIDATES = (
-    sa.select(user_profile, *[c.label(_REALM_PREFIX + c.name) for c in realm_table.c])
+    sa.select(user_profile, *[realm_table.c[name].label(label) for label, name in _REALM_COLUMNS])
     .join(realm_table, realm_table.c.id == user_profile.c.realm_id)
     .where(
         sa.or_(
