@@ -32,10 +32,12 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import httpx
+import sqlalchemy as sa
 from longpoll import RESULTS_DIR
 from starlette.applications import Starlette
 
@@ -72,7 +74,20 @@ async def amain(args: argparse.Namespace) -> None:
         app, services, users = await seeded_user(args)
     else:
         app, services, users = await fresh_realm(args)
+    statements: Counter[str] = Counter()
+    if args.statements:
+
+        def count(_conn: Any, _cursor: Any, sql: str, *_rest: Any) -> None:
+            statements[" ".join(sql.split())[:150]] += 1
+
+        for engine in {services.db.engine, services.db.write_engine}:
+            sa.event.listen(engine.sync_engine, "before_cursor_execute", count)
     await measure(args, app, users)
+    if args.statements:
+        total = sum(statements.values())
+        print(f"{total / args.requests:.1f} statements a request (warm-up included):")
+        for sql, n in statements.most_common():
+            print(f"{n / args.requests:6.2f}  {sql}")
     await services.close()
 
 
@@ -322,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--show-all", action="store_true", help="the profile hides no frames")
+    parser.add_argument(
+        "--statements", action="store_true", help="list the SQL statements a request runs"
+    )
     parser.add_argument(
         "--data-dir", type=Path, help="an existing data directory (register and search only)"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from hubbub.db.dialects import for_name
+from hubbub.db.dialects import for_name, ids_argument
 from hubbub.db.tables import user_profile
 from tests.helpers import TestEnv
 
@@ -14,11 +14,10 @@ async def test_in_ids_matches_exactly_the_given_ids(env: TestEnv) -> None:
     wanted = [ids[0], ids[-1], max(ids) + 1000]  # one that matches nothing
     async with env.services.db.read() as conn:
         in_ids = for_name(conn.dialect.name).in_ids
+        statement = sa.select(user_profile.c.id).where(in_ids(user_profile.c.id, "ids"))
 
         async def matching(given: list[int]) -> list[int]:
-            rows = await conn.execute(
-                sa.select(user_profile.c.id).where(in_ids(user_profile.c.id, given))
-            )
+            rows = await conn.execute(statement, {"ids": ids_argument(conn, given)})
             return sorted(rows.scalars())
 
         assert await matching(wanted) == [ids[0], ids[-1]]

@@ -224,3 +224,47 @@ async def test_muting_recounts_unread_messages(env: TestEnv) -> None:
         await verify_action(env, env.users["othello"], action, **params)
         state = await register(env, env.users["othello"], **params)
         assert state["unread_msgs"]["count"] == expected
+
+
+async def test_event_message_is_the_fetched_message(env: TestEnv) -> None:
+    """The sender builds the event's message from what it wrote (no read-back): it must be
+    what ``GET /messages/{id}`` returns, for every kind of recipient and both renderings."""
+    await env.subscribe("hamlet", "Denmark")
+    await env.subscribe("othello", "Denmark")
+    assert_success(
+        await env.client("iago").post(
+            "/realm/filters",
+            {"pattern": "#(?P<id>[0-9]+)", "url_template": "https://example.com/{id}"},
+        )
+    )
+    for apply_markdown in (True, False):
+        states = {
+            name: await register(
+                env,
+                env.users[name],
+                event_types=["message"],
+                apply_markdown=apply_markdown,
+                client_gravatar=False,
+            )
+            for name in ("hamlet", "othello", "iago")
+        }
+        sends = [
+            (_stream(env, "hamlet", "**bold** @**Othello** /me", topic="issue #12"), "othello"),
+            (_stream(env, "hamlet", "/me waves"), "othello"),
+            (_direct(env, "hamlet", ["othello"], "*one*"), "othello"),
+            (_direct(env, "hamlet", ["hamlet"], "note to self"), "hamlet"),
+            (_direct(env, "hamlet", ["othello", "iago"], "a group"), "iago"),
+        ]
+        for send, reader in sends:
+            await send()
+            events = await _events(env, states[reader], reader)
+            states[reader]["last_event_id"] = events[-1]["id"]
+            # The reader's queue also holds what it sent earlier: the newest is this one.
+            sent = [e for e in events if e["type"] == "message"][-1]["message"]
+            fetched = assert_success(
+                await env.client(reader).get(
+                    f"/messages/{sent['id']}", {"apply_markdown": apply_markdown}
+                )
+            )["message"]
+            del fetched["flags"]
+            assert sent == fetched

@@ -20,6 +20,7 @@ Each change goes through the ordinary user-topic action, so clients get the usua
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -33,6 +34,17 @@ from hubbub.queries.users import get_user_by_id
 from hubbub.transaction import Tx
 
 _PARTICIPATION, _SEND, _INITIATION = 1, 2, 3
+
+# Whether the topic had a message before this one; built once (every stream send asks).
+_EARLIER_IN_TOPIC = (
+    sa.select(message.c.id)
+    .where(
+        message.c.recipient_id == sa.bindparam("recipient_id"),
+        sa.func.lower(message.c.topic) == sa.bindparam("topic"),
+        message.c.id != sa.bindparam("message_id"),
+    )
+    .limit(1)
+)
 
 
 def _applies(policy: int, initiation: bool) -> bool:
@@ -54,25 +66,18 @@ async def apply_automatic_policies(
     mentioned_ids: Iterable[int],
     recipient_user_ids: set[int],
     *,
+    sender_settings: dict[str, Any],
     now: float,
 ) -> int | None:
-    """Change the policies; the sender's new policy, if it changed."""
+    """Change the policies; the sender's new policy, if it changed. ``sender_settings``:
+    ``get_json_user_settings`` of the sender (the send has read them to render)."""
     result: int | None = None
     sub = await get_subscription(tx.conn, sender.id, target.id)
     if not sender.is_bot and sub is not None and sub.active:
-        earlier = (
-            await tx.conn.execute(
-                sa.select(message.c.id)
-                .where(
-                    message.c.recipient_id == recipient_id,
-                    sa.func.lower(message.c.topic) == topic.lower(),
-                    message.c.id != message_id,
-                )
-                .limit(1)
-            )
-        ).first()
+        params = {"recipient_id": recipient_id, "topic": topic.lower(), "message_id": message_id}
+        earlier = (await tx.conn.execute(_EARLIER_IN_TOPIC, params)).first()
         initiation = earlier is None
-        settings = await get_json_user_settings(tx.conn, sender.id)
+        settings = sender_settings
         current = await _current(tx, sender.id, target, topic)
         new: VisibilityPolicy | None = None
         if _applies(settings["automatically_follow_topics_policy"], initiation):

@@ -102,13 +102,16 @@ async def resolve_direct_recipients(
     return found
 
 
+_RECIPIENT_ID = sa.select(recipient.c.id).where(
+    recipient.c.type == sa.bindparam("rtype"), recipient.c.type_id == sa.bindparam("type_id")
+)
+
+
 async def get_or_create_recipient(conn: AsyncConnection, rtype: int, type_id: int) -> int:
     """The recipient row's id, inserting it on first use. A concurrent insert of the same
     row loses on the unique constraint and reads the winner's row instead."""
-    query = sa.select(recipient.c.id).where(
-        recipient.c.type == rtype, recipient.c.type_id == type_id
-    )
-    found = (await conn.execute(query)).scalar()
+    params = {"rtype": rtype, "type_id": type_id}
+    found = (await conn.execute(_RECIPIENT_ID, params)).scalar()
     if found is not None:
         return int(found)
     try:
@@ -118,7 +121,7 @@ async def get_or_create_recipient(conn: AsyncConnection, rtype: int, type_id: in
             )
             return int(result.scalar_one())
     except IntegrityError:
-        return int((await conn.execute(query)).scalar_one())
+        return int((await conn.execute(_RECIPIENT_ID, params)).scalar_one())
 
 
 def group_hash(user_ids: Sequence[int]) -> str:

@@ -11,7 +11,7 @@ Behaviour follows Zulip 8.0:
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -37,11 +37,11 @@ from hubbub.errors import (
     TopicWildcardMentionNotAllowedError,
 )
 from hubbub.events.queues import MESSAGE_MARK
-from hubbub.markdown import Linkifier, RenderResult, render_markdown
+from hubbub.markdown import RenderResult, render_markdown
 from hubbub.models import Realm, Stream, User
 from hubbub.permissions import wildcard_mention_allowed
 from hubbub.queries.alert_words import alert_words_in_realm
-from hubbub.queries.message_dicts import get_message_dicts
+from hubbub.queries.message_dicts import NewMessage, new_message_dict
 from hubbub.queries.messages import (
     HISTORICAL,
     IS_PRIVATE,
@@ -51,9 +51,15 @@ from hubbub.queries.messages import (
 from hubbub.queries.render_context import load_render_context
 from hubbub.queries.streams import get_stream_by_id, get_stream_by_name, get_subscriber_ids
 from hubbub.queries.user_dicts import avatar_url
+from hubbub.queries.user_settings import get_json_user_settings
 from hubbub.transaction import Tx
 
 MAX_MESSAGE_LENGTH = 10000
+
+# Statements every send runs, built once (bench/README.md, "statements built once").
+_MUTERS = sa.select(muted_user.c.user_profile_id).where(
+    muted_user.c.muted_user_id == sa.bindparam("sender_id")
+)
 MAX_TOPIC_LENGTH = 60
 TRUNCATED_SUFFIX = "\n[message truncated]"
 
@@ -169,6 +175,7 @@ async def check_send_message(
     """Validate and send."""
     content = normalize_content(req.content)
     target: Stream | None = None
+    people: list[User] = []
     sender_subscribed = True
     subscriber_count = 0
     if req.type == "stream":
@@ -191,6 +198,7 @@ async def check_send_message(
 
     words = await alert_words_in_realm(tx.conn, realm.id)
     words = {uid: w for uid, w in words.items() if uid in user_ids and uid != sender.id}
+    sender_settings = await get_json_user_settings(tx.conn, sender.id)
     ctx = await load_render_context(
         tx.conn,
         realm,
@@ -198,6 +206,7 @@ async def check_send_message(
         realm_url=realm_url,
         alert_words=[w for ws in words.values() for w in ws],
         content=content,
+        sender_settings=sender_settings,
     )
     rendered = render_markdown(content, ctx)
     if target is not None:
@@ -205,6 +214,16 @@ async def check_send_message(
             tx, realm, sender, rendered, recipient_id, topic, subscriber_count
         )
 
+    new = NewMessage(
+        id=0,
+        recipient_id=recipient_id,
+        topic=topic,
+        content=content,
+        rendered_content=rendered.html,
+        date_sent=now,
+        sending_client=req.client_name[:30],
+        is_me_message=content.startswith("/me "),
+    )
     message_id = int(
         (
             await tx.conn.execute(
@@ -218,16 +237,17 @@ async def check_send_message(
                     rendered_content=rendered.html,
                     rendered_content_version=1,
                     date_sent=now,
-                    sending_client=req.client_name[:30],
+                    sending_client=new.sending_client,
                     has_attachment=rendered.has_attachment,
                     has_image=rendered.has_image,
                     has_link=rendered.has_link,
-                    is_me_message=content.startswith("/me "),
+                    is_me_message=new.is_me_message,
                 )
                 .returning(message.c.id)
             )
         ).scalar_one()
     )
+    new = replace(new, id=message_id)
 
     targets = await get_mention_targets(
         tx,
@@ -236,12 +256,7 @@ async def check_send_message(
         words,
         stream_recipient=(recipient_id, topic) if target is not None else None,
     )
-    muters = {
-        uid
-        for (uid,) in await tx.conn.execute(
-            sa.select(muted_user.c.user_profile_id).where(muted_user.c.muted_user_id == sender.id)
-        )
-    }
+    muters = {uid for (uid,) in await tx.conn.execute(_MUTERS, {"sender_id": sender.id})}
     read_by_sender = (
         default_read_by_sender(req.client_name)
         if req.read_by_sender is None
@@ -273,16 +288,22 @@ async def check_send_message(
             .where(stream.c.id == target.id, stream.c.first_message_id.is_(None))
             .values(first_message_id=message_id)
         )
-    await notify_new_message(
+    item = new_message_dict(
+        new,
+        sender,
+        stream=(target.id, target.name) if target is not None else None,
+        people=people,
+        realm_str=realm.string_id,
+        linkifiers=ctx.linkifiers,
+    )
+    notify_new_message(
         tx,
         sender,
-        message_id,
+        item,
         content,
         flags,
         req,
         public_stream=target is not None and not target.invite_only,
-        realm=realm,
-        linkifiers=ctx.linkifiers,
     )
     policy = None
     if target is not None:
@@ -295,6 +316,7 @@ async def check_send_message(
             recipient_id,
             rendered.mentioned_user_ids,
             user_ids,
+            sender_settings=sender_settings,
             now=now,
         )
     return SendResult(message_id, policy)
@@ -322,34 +344,20 @@ async def check_wildcard_mentions(
             raise TopicWildcardMentionNotAllowedError()
 
 
-async def notify_new_message(
+def notify_new_message(
     tx: Tx,
     sender: User,
-    message_id: int,
+    item: dict[str, Any],
     raw_content: str,
     flags: dict[int, int],
     req: SendRequest,
     *,
     public_stream: bool,
-    realm: Realm,
-    linkifiers: list[Linkifier],
 ) -> None:
     """One ``message`` event per distinct flags value. The event carries the rendered
     form; the private mark gives each queue what it registered for (raw Markdown
     without ``apply_markdown``, a null avatar with ``client_gravatar``, and
     ``local_message_id`` for the queue that sent it)."""
-    item = (
-        await get_message_dicts(
-            tx.conn,
-            sender,
-            [message_id],
-            apply_markdown=True,
-            client_gravatar=False,
-            just_sent=True,
-            realm_str=realm.string_id,
-            linkifiers=linkifiers,
-        )
-    )[message_id]
     mark: dict[str, Any] = {
         "raw_content": raw_content,
         "gravatar": avatar_url(sender, client_gravatar=True) is None,

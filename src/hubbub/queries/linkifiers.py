@@ -21,14 +21,18 @@ class LinkifierDict(TypedDict):
     id: int
 
 
+# Built once: every send and every page of messages reads it.
+_REALM_LINKIFIERS = (
+    sa.select(realm_linkifier.c.id, realm_linkifier.c.pattern, realm_linkifier.c.url_template)
+    .where(realm_linkifier.c.realm_id == sa.bindparam("realm_id"))
+    .order_by(realm_linkifier.c.order, realm_linkifier.c.id)
+)
+
+
 async def linkifiers_for_realm(conn: AsyncConnection, realm_id: int) -> list[LinkifierDict]:
     """The realm's linkifiers in the order they apply. Ties in ``order`` (which Zulip
     allows) fall back to creation order."""
-    rows = await conn.execute(
-        sa.select(realm_linkifier.c.id, realm_linkifier.c.pattern, realm_linkifier.c.url_template)
-        .where(realm_linkifier.c.realm_id == realm_id)
-        .order_by(realm_linkifier.c.order, realm_linkifier.c.id)
-    )
+    rows = await conn.execute(_REALM_LINKIFIERS, {"realm_id": realm_id})
     return [LinkifierDict(pattern=r.pattern, url_template=r.url_template, id=r.id) for r in rows]
 
 

@@ -9,13 +9,15 @@ current linkifiers, as Zulip does.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.dialects import for_name
+from hubbub.db.dialects import PerDialect, ids_argument
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -35,6 +37,9 @@ RECIPIENT_PERSONAL = 1
 RECIPIENT_STREAM = 2
 RECIPIENT_DIRECT_MESSAGE_GROUP = 3
 
+# (recipient type, type id, the stream's name or the member user ids)
+DisplayRecipient = tuple[int, int, str | list[int]]
+
 
 def display_person(user: User) -> dict[str, Any]:
     """One member of a direct message's ``display_recipient`` list."""
@@ -46,14 +51,21 @@ def display_person(user: User) -> dict[str, Any]:
     }
 
 
+# Built once per dialect: every page of messages runs both.
+_USERS = PerDialect(
+    lambda dialect: sa.select(user_profile).where(dialect.in_ids(user_profile.c.id, "ids"))
+)
+_MESSAGES = PerDialect(
+    lambda dialect: sa.select(message).where(
+        dialect.in_ids(message.c.id, "ids"), message.c.realm_id == sa.bindparam("realm_id")
+    )
+)
+
+
 async def _users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, User]:
     if not user_ids:
         return {}
-    rows = await conn.execute(
-        sa.select(user_profile).where(
-            for_name(conn.dialect.name).in_ids(user_profile.c.id, user_ids)
-        )
-    )
+    rows = await conn.execute(_USERS(conn), {"ids": ids_argument(conn, user_ids)})
     return {row.id: User.from_row(row) for row in rows}
 
 
@@ -75,7 +87,7 @@ async def get_direct_message_group_members(
 
 async def get_display_recipients(
     conn: AsyncConnection, recipient_ids: set[int]
-) -> dict[int, tuple[int, int, str | list[int]]]:
+) -> dict[int, DisplayRecipient]:
     """Per recipient id: (type, type_id, stream name or member user ids).
 
     A personal recipient (type 1) lists only its user; the caller adds the sender."""
@@ -99,7 +111,7 @@ async def get_display_recipients(
             )
         }
     members = await get_direct_message_group_members(conn, group_ids)
-    result: dict[int, tuple[int, int, str | list[int]]] = {}
+    result: dict[int, DisplayRecipient] = {}
     for r in rows:
         if r.type == RECIPIENT_STREAM:
             result[r.id] = (r.type, r.type_id, names.get(r.type_id, ""))
@@ -110,6 +122,110 @@ async def get_display_recipients(
     return result
 
 
+@dataclass(frozen=True)
+class NewMessage:
+    """The columns of a message row that its dictionary shows, for a message just sent:
+    the sender builds its event from what it wrote rather than reading it back."""
+
+    id: int
+    recipient_id: int
+    topic: str
+    content: str
+    rendered_content: str
+    date_sent: float
+    sending_client: str
+    is_me_message: bool
+
+
+def _message_dict(
+    row: Any,
+    sender: User,
+    recipient: DisplayRecipient,
+    users: Mapping[int, User],
+    *,
+    apply_markdown: bool,
+    client_gravatar: bool,
+    realm_str: str,
+    linkifiers: list[Linkifier],
+    reactions: list[dict[str, Any]],
+    submessages: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """One message object (without ``flags`` and edit history) from a message row or a
+    :class:`NewMessage`."""
+    rtype, type_id, target = recipient
+    if apply_markdown:
+        content = row.rendered_content if row.rendered_content is not None else ""
+    else:
+        content = row.content
+    item: dict[str, Any] = {
+        "avatar_url": avatar_url(sender, client_gravatar=client_gravatar),
+        "client": row.sending_client,
+        "content": content,
+        "content_type": "text/html" if apply_markdown else "text/x-markdown",
+        "id": row.id,
+        "is_me_message": row.is_me_message,
+        "reactions": reactions,
+        "recipient_id": row.recipient_id,
+        "sender_email": sender.email,
+        "sender_full_name": sender.full_name,
+        "sender_id": sender.id,
+        "sender_realm_str": realm_str,
+        "subject": row.topic,
+        "submessages": submessages,
+        "timestamp": int(row.date_sent),
+        "topic_links": (
+            topic_links(row.topic, RenderContext(linkifiers=linkifiers)) if linkifiers else []
+        ),
+    }
+    if rtype == RECIPIENT_STREAM:
+        item["type"] = "stream"
+        item["display_recipient"] = target
+        item["stream_id"] = type_id
+    else:
+        assert isinstance(target, list)
+        member_ids = set(target)
+        if rtype == RECIPIENT_PERSONAL:
+            member_ids.add(sender.id)
+        item["type"] = "private"
+        item["display_recipient"] = [display_person(users[uid]) for uid in sorted(member_ids)]
+    return item
+
+
+def new_message_dict(
+    new: NewMessage,
+    sender: User,
+    *,
+    stream: tuple[int, str] | None,
+    people: list[User],
+    realm_str: str,
+    linkifiers: list[Linkifier],
+) -> dict[str, Any]:
+    """The message object of a message sent in this transaction, as
+    :func:`get_message_dicts` would read it back: to ``stream`` (id, name), or directly
+    to ``people`` (the sender among them or not). It has no reactions or submessages
+    yet, and no query is needed."""
+    users = {user.id: user for user in people}
+    users[sender.id] = sender
+    recipient: DisplayRecipient = (
+        (RECIPIENT_STREAM, stream[0], stream[1])
+        if stream is not None
+        # Every member, the sender included: what a group's member list shows.
+        else (RECIPIENT_DIRECT_MESSAGE_GROUP, 0, sorted(users))
+    )
+    return _message_dict(
+        new,
+        sender,
+        recipient,
+        users,
+        apply_markdown=True,
+        client_gravatar=False,
+        realm_str=realm_str,
+        linkifiers=linkifiers,
+        reactions=[],
+        submessages=[],
+    )
+
+
 async def get_message_dicts(
     conn: AsyncConnection,
     viewer: User,
@@ -117,25 +233,15 @@ async def get_message_dicts(
     *,
     apply_markdown: bool,
     client_gravatar: bool,
-    just_sent: bool = False,
     realm_str: str | None = None,
-    linkifiers: list[Linkifier] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Zulip 8.0 message objects (without ``flags``) for the ids that exist in the
-    viewer's realm. The caller checks that the viewer may read them. ``just_sent``: the
-    messages were sent in this transaction, so they have no reactions or submessages yet
-    (two queries fewer on the send path). ``realm_str`` (the viewer's realm's subdomain)
-    and ``linkifiers`` (the realm's), when the caller has them, save a query each."""
+    viewer's realm. The caller checks that the viewer may read them. ``realm_str`` (the
+    viewer's realm's subdomain), when the caller has it, saves a query."""
     if not message_ids:
         return {}
-    rows = list(
-        await conn.execute(
-            sa.select(message).where(
-                for_name(conn.dialect.name).in_ids(message.c.id, message_ids),
-                message.c.realm_id == viewer.realm_id,
-            )
-        )
-    )
+    params = {"ids": ids_argument(conn, message_ids), "realm_id": viewer.realm_id}
+    rows = list(await conn.execute(_MESSAGES(conn), params))
     if not rows:
         return {}
     recipients = await get_display_recipients(conn, {r.recipient_id for r in rows})
@@ -148,51 +254,26 @@ async def get_message_dicts(
         realm_str = (
             await conn.execute(sa.select(realm.c.string_id).where(realm.c.id == viewer.realm_id))
         ).scalar_one()
-    if linkifiers is None:
-        linkifiers = await render_linkifiers(conn, viewer.realm_id)
-    link_ctx = RenderContext(linkifiers=linkifiers)
+    linkifiers = await render_linkifiers(conn, viewer.realm_id)
     found_ids = [r.id for r in rows]
-    reactions = {} if just_sent else await get_reaction_dicts(conn, found_ids)
-    submessages = {} if just_sent else await get_submessage_dicts(conn, found_ids)
+    reactions = await get_reaction_dicts(conn, found_ids)
+    submessages = await get_submessage_dicts(conn, found_ids)
     result: dict[int, dict[str, Any]] = {}
     # The realm's allow_edit_history, read on the first edited message.
     history_shown: bool | None = None
     for row in rows:
-        sender = users[row.sender_id]
-        rtype, type_id, target = recipients[row.recipient_id]
-        if apply_markdown:
-            content = row.rendered_content if row.rendered_content is not None else ""
-        else:
-            content = row.content
-        item: dict[str, Any] = {
-            "avatar_url": avatar_url(sender, client_gravatar=client_gravatar),
-            "client": row.sending_client,
-            "content": content,
-            "content_type": "text/html" if apply_markdown else "text/x-markdown",
-            "id": row.id,
-            "is_me_message": row.is_me_message,
-            "reactions": reactions.get(row.id, []),
-            "recipient_id": row.recipient_id,
-            "sender_email": sender.email,
-            "sender_full_name": sender.full_name,
-            "sender_id": sender.id,
-            "sender_realm_str": realm_str,
-            "subject": row.topic,
-            "submessages": submessages.get(row.id, []),
-            "timestamp": int(row.date_sent),
-            "topic_links": topic_links(row.topic, link_ctx) if linkifiers else [],
-        }
-        if rtype == RECIPIENT_STREAM:
-            item["type"] = "stream"
-            item["display_recipient"] = target
-            item["stream_id"] = type_id
-        else:
-            assert isinstance(target, list)
-            member_ids = set(target)
-            if rtype == RECIPIENT_PERSONAL:
-                member_ids.add(sender.id)
-            item["type"] = "private"
-            item["display_recipient"] = [display_person(users[uid]) for uid in sorted(member_ids)]
+        item = _message_dict(
+            row,
+            users[row.sender_id],
+            recipients[row.recipient_id],
+            users,
+            apply_markdown=apply_markdown,
+            client_gravatar=client_gravatar,
+            realm_str=realm_str,
+            linkifiers=linkifiers,
+            reactions=reactions.get(row.id, []),
+            submessages=submessages.get(row.id, []),
+        )
         if row.last_edit_time is not None:
             item["last_edit_timestamp"] = int(row.last_edit_time)
             if row.edit_history and history_shown is None:

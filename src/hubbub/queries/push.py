@@ -11,7 +11,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.dialects import for_name
+from hubbub.db.dialects import PerDialect, ids_argument
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -64,14 +64,21 @@ async def get_user_device(
     return None if row is None else _device(row)
 
 
+# Built once per dialect: every send asks it of its recipients.
+_USERS_WITH_DEVICES = PerDialect(
+    lambda dialect: (
+        sa.select(push_device.c.user_profile_id)
+        .where(dialect.in_ids(push_device.c.user_profile_id, "ids"))
+        .distinct()
+    )
+)
+
+
 async def get_users_with_devices(conn: AsyncConnection, user_ids: Collection[int]) -> set[int]:
     if not user_ids:
         return set()
-    rows = await conn.execute(
-        sa.select(push_device.c.user_profile_id)
-        .where(for_name(conn.dialect.name).in_ids(push_device.c.user_profile_id, user_ids))
-        .distinct()
-    )
+    params = {"ids": ids_argument(conn, user_ids)}
+    rows = await conn.execute(_USERS_WITH_DEVICES(conn), params)
     return {uid for (uid,) in rows}
 
 

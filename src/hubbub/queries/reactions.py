@@ -15,8 +15,33 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.dialects import for_name
+from hubbub.db.dialects import PerDialect, ids_argument
 from hubbub.db.tables import reaction, stream, submessage, subscription, user_message, user_profile
+
+# Built once per dialect: every page of messages reads both.
+_REACTIONS = PerDialect(
+    lambda dialect: (
+        sa.select(
+            reaction.c.message_id,
+            reaction.c.emoji_name,
+            reaction.c.emoji_code,
+            reaction.c.reaction_type,
+            reaction.c.user_profile_id,
+            user_profile.c.email,
+            user_profile.c.full_name,
+        )
+        .join(user_profile, user_profile.c.id == reaction.c.user_profile_id)
+        .where(dialect.in_ids(reaction.c.message_id, "ids"))
+        .order_by(reaction.c.id)
+    )
+)
+_SUBMESSAGES = PerDialect(
+    lambda dialect: (
+        sa.select(submessage)
+        .where(dialect.in_ids(submessage.c.message_id, "ids"))
+        .order_by(submessage.c.message_id, submessage.c.id)
+    )
+)
 
 
 async def get_reaction_dicts(
@@ -28,20 +53,7 @@ async def get_reaction_dicts(
     result: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if not message_ids:
         return result
-    rows = await conn.execute(
-        sa.select(
-            reaction.c.message_id,
-            reaction.c.emoji_name,
-            reaction.c.emoji_code,
-            reaction.c.reaction_type,
-            reaction.c.user_profile_id,
-            user_profile.c.email,
-            user_profile.c.full_name,
-        )
-        .join(user_profile, user_profile.c.id == reaction.c.user_profile_id)
-        .where(for_name(conn.dialect.name).in_ids(reaction.c.message_id, message_ids))
-        .order_by(reaction.c.id)
-    )
+    rows = await conn.execute(_REACTIONS(conn), {"ids": ids_argument(conn, message_ids)})
     for row in rows:
         result[row.message_id].append(
             {
@@ -66,11 +78,7 @@ async def get_submessage_dicts(
     result: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if not message_ids:
         return result
-    rows = await conn.execute(
-        sa.select(submessage)
-        .where(for_name(conn.dialect.name).in_ids(submessage.c.message_id, message_ids))
-        .order_by(submessage.c.message_id, submessage.c.id)
-    )
+    rows = await conn.execute(_SUBMESSAGES(conn), {"ids": ids_argument(conn, message_ids)})
     for row in rows:
         result[row.message_id].append(
             {

@@ -4,6 +4,7 @@ never touches the database)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -28,6 +29,7 @@ async def load_render_context(
     realm_url: str = "",
     alert_words: Iterable[str] = (),
     content: str | None = None,
+    sender_settings: dict[str, Any] | None = None,
 ) -> RenderContext:
     """The realm's users, mentionable groups, active streams and linkifiers, with the
     sender's emoticon setting. ``alert_words`` are every recipient's words together; the
@@ -36,7 +38,8 @@ async def load_render_context(
     Given the ``content`` to render, only what its syntax can refer to is loaded: users and
     groups are needed only for mentions (which all contain "@"), streams only for stream
     links ("#**..."). On a 1,000-user realm the user list alone was a fifth of a send's
-    time (bench/README.md)."""
+    time (bench/README.md). ``sender_settings`` (``get_json_user_settings``), when the
+    caller has them, save a query."""
     mentions = content is None or "@" in content
     stream_links = content is None or "#" in content
     users = (
@@ -83,7 +86,9 @@ async def load_render_context(
     )
     linkifiers = await render_linkifiers(conn, realm.id)
     # The stored settings suffice (one statement): the emoticon setting is not a column.
-    settings = await get_json_user_settings(conn, sender.id)
+    settings = sender_settings
+    if settings is None:
+        settings = await get_json_user_settings(conn, sender.id)
     return RenderContext(
         realm_url=realm_url,
         users=users,

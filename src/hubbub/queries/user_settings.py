@@ -11,12 +11,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub.db.tables import realm, realm_user_default, user_profile, user_setting
 from hubbub.user_settings import REALM_DEFAULT_KEYS, USER_SETTING_DEFAULTS, merged
 
+_STORED_SETTINGS = sa.select(user_setting.c.settings).where(
+    user_setting.c.user_profile_id == sa.bindparam("user_id")
+)
+
 
 async def get_stored_user_settings(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
-    """The user's ``user_setting`` overrides (empty when the row is missing)."""
-    text = await conn.scalar(
-        sa.select(user_setting.c.settings).where(user_setting.c.user_profile_id == user_id)
-    )
+    """The user's ``user_setting`` overrides (empty when the row is missing). The
+    statement is built once: every send reads the sender's."""
+    text = await conn.scalar(_STORED_SETTINGS, {"user_id": user_id})
     return orjson.loads(text) if text else {}
 
 

@@ -64,20 +64,21 @@ async def muted_topics_legacy(conn: AsyncConnection, user_id: int) -> list[list[
     return [[name, topic, int(updated)] for name, topic, updated in rows]
 
 
+_USER_TOPIC = sa.select(user_topic).where(
+    user_topic.c.user_profile_id == sa.bindparam("user_id"),
+    user_topic.c.stream_id == sa.bindparam("stream_id"),
+    sa.func.lower(user_topic.c.topic_name)
+    == sa.func.lower(sa.bindparam("topic_name", type_=sa.String)),
+)
+
+
 async def get_user_topic(
     conn: AsyncConnection, user_id: int, stream_id: int, topic_name: str
 ) -> Any | None:
     """The user's row for this topic, matched case-insensitively (as the unique index
-    ``lower(topic_name)`` matches), or None."""
-    return (
-        await conn.execute(
-            sa.select(user_topic).where(
-                user_topic.c.user_profile_id == user_id,
-                user_topic.c.stream_id == stream_id,
-                sa.func.lower(user_topic.c.topic_name) == sa.func.lower(topic_name),
-            )
-        )
-    ).first()
+    ``lower(topic_name)`` matches), or None. Built once: every stream send reads it."""
+    params = {"user_id": user_id, "stream_id": stream_id, "topic_name": topic_name}
+    return (await conn.execute(_USER_TOPIC, params)).first()
 
 
 async def access_stream_for_topic_policy(

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from types import ModuleType
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+T = TypeVar("T")
 
 
 def for_name(name: str) -> ModuleType:
@@ -15,3 +21,27 @@ def for_name(name: str) -> ModuleType:
 
         return postgresql
     raise ValueError(f"unsupported database dialect: {name}")
+
+
+class PerDialect(Generic[T]):
+    """A statement built once per dialect, for one that differs between them (``in_ids``).
+
+    SQLAlchemy keeps a statement's cache key with the statement: one built for every call
+    costs its construction and its key each time, more than a short query itself (a
+    stream lookup by name: ~0.9 ms built, ~0.3 ms prebuilt, in-process on SQLite)."""
+
+    def __init__(self, build: Callable[[ModuleType], T]) -> None:
+        self._build = build
+        self._built: dict[str, T] = {}
+
+    def __call__(self, conn: AsyncConnection) -> T:
+        name = conn.dialect.name
+        statement = self._built.get(name)
+        if statement is None:
+            statement = self._built[name] = self._build(for_name(name))
+        return statement
+
+
+def ids_argument(conn: AsyncConnection, ids: Collection[int]) -> Any:
+    """The value of an ``in_ids`` parameter on ``conn``'s database."""
+    return for_name(conn.dialect.name).ids_argument(ids)

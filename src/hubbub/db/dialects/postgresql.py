@@ -68,10 +68,15 @@ async def insert_user_messages(
     )
 
 
-def in_ids(column: sa.ColumnElement[int], ids: Collection[int]) -> sa.ColumnElement[bool]:
-    """``column = ANY(array)`` for a list that may be long: one argument, and one prepared
-    statement whatever the list's length (an expanded IN list is a new one per length)."""
-    return column == sa.any_(sa.bindparam(None, sorted(ids), type_=ARRAY(column.type)))
+def in_ids(column: sa.ColumnElement[int], key: str) -> sa.ColumnElement[bool]:
+    """``column = ANY`` the array of parameter ``key`` (``ids_argument``), for a list that
+    may be long: one argument, and one prepared statement whatever the list's length (an
+    expanded IN list is a new one per length)."""
+    return column == sa.any_(sa.bindparam(key, type_=ARRAY(column.type)))
+
+
+def ids_argument(ids: Collection[int]) -> list[int]:
+    return sorted(ids)
 
 
 async def refresh_statistics(conn: AsyncConnection) -> None:
