@@ -197,24 +197,31 @@ def muted_condition(user: User, *, include_stream_mutes: bool = True) -> ColumnE
     return sa.or_(muted_topic, in_muted_stream)
 
 
+# A stream narrow's recipient, by id or by name; built once (every stream narrow asks).
+_STREAM_RECIPIENT = (
+    sa.select(stream.c.id, recipient.c.id.label("rid"))
+    .outerjoin(
+        recipient,
+        sa.and_(recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == stream.c.id),
+    )
+    .where(stream.c.realm_id == sa.bindparam("realm_id"))
+    .order_by(stream.c.deactivated, stream.c.id)
+)
+_STREAM_RECIPIENT_BY_ID = _STREAM_RECIPIENT.where(stream.c.id == sa.bindparam("key"))
+_STREAM_RECIPIENT_BY_NAME = _STREAM_RECIPIENT.where(
+    sa.func.lower(stream.c.name) == sa.bindparam("key")
+)
+
+
 async def _stream_recipient(conn: AsyncConnection, user: User, operand: str | int) -> int | None:
     # Any stream of the realm, even archived or inaccessible: access is decided by the
     # user's rows and history_recipients, never by naming the stream.
+    key: int | str
     if isinstance(operand, int) or operand.isdigit():
-        where = stream.c.id == int(operand)
+        statement, key = _STREAM_RECIPIENT_BY_ID, int(operand)
     else:
-        where = sa.func.lower(stream.c.name) == operand.lower()
-    row = (
-        await conn.execute(
-            sa.select(stream.c.id, recipient.c.id.label("rid"))
-            .outerjoin(
-                recipient,
-                sa.and_(recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == stream.c.id),
-            )
-            .where(stream.c.realm_id == user.realm_id, where)
-            .order_by(stream.c.deactivated, stream.c.id)
-        )
-    ).first()
+        statement, key = _STREAM_RECIPIENT_BY_NAME, operand.lower()
+    row = (await conn.execute(statement, {"realm_id": user.realm_id, "key": key})).first()
     if row is None:
         raise BadNarrowError(f"unknown stream {operand}")
     return int(row.rid) if row.rid is not None else None

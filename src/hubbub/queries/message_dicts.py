@@ -55,6 +55,14 @@ def display_person(user: User) -> dict[str, Any]:
 _USERS = PerDialect(
     lambda dialect: sa.select(user_profile).where(dialect.in_ids(user_profile.c.id, "ids"))
 )
+_RECIPIENTS = PerDialect(
+    lambda dialect: sa.select(recipient.c.id, recipient.c.type, recipient.c.type_id).where(
+        dialect.in_ids(recipient.c.id, "ids")
+    )
+)
+_STREAM_NAMES = PerDialect(
+    lambda dialect: sa.select(stream.c.id, stream.c.name).where(dialect.in_ids(stream.c.id, "ids"))
+)
 _MESSAGES = PerDialect(
     lambda dialect: sa.select(message).where(
         dialect.in_ids(message.c.id, "ids"), message.c.realm_id == sa.bindparam("realm_id")
@@ -93,23 +101,13 @@ async def get_display_recipients(
     A personal recipient (type 1) lists only its user; the caller adds the sender."""
     if not recipient_ids:
         return {}
-    rows = list(
-        await conn.execute(
-            sa.select(recipient.c.id, recipient.c.type, recipient.c.type_id).where(
-                recipient.c.id.in_(recipient_ids)
-            )
-        )
-    )
+    rows = list(await conn.execute(_RECIPIENTS(conn), {"ids": ids_argument(conn, recipient_ids)}))
     stream_ids = {r.type_id for r in rows if r.type == RECIPIENT_STREAM}
     group_ids = {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
     names: dict[int, str] = {}
     if stream_ids:
-        names = {
-            s.id: s.name
-            for s in await conn.execute(
-                sa.select(stream.c.id, stream.c.name).where(stream.c.id.in_(stream_ids))
-            )
-        }
+        params = {"ids": ids_argument(conn, stream_ids)}
+        names = {s.id: s.name for s in await conn.execute(_STREAM_NAMES(conn), params)}
     members = await get_direct_message_group_members(conn, group_ids)
     result: dict[int, DisplayRecipient] = {}
     for r in rows:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,11 +43,17 @@ def flag_names(flags: int) -> list[str]:
     """The API names of a flags value. ``is_private`` and ``group_mentioned`` are internal
     (Zulip 8.0 does not list them among the flags clients see; a group mention also sets
     ``mentioned``)."""
+    # A page of 100 messages has a handful of distinct values: each is spelled once.
+    return list(_flag_names(flags))
+
+
+@functools.lru_cache(maxsize=512)
+def _flag_names(flags: int) -> tuple[str, ...]:
     names = [name for name, bit in FLAG_BITS if flags & bit]
     # Zulip 8.0 still sends the pre-feature-level-224 "wildcard_mentioned" alongside.
     if flags & (STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED):
         names.append("wildcard_mentioned")
-    return names
+    return tuple(names)
 
 
 @dataclass(frozen=True)

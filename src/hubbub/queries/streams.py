@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.dialects import PerDialect, ids_argument
 from hubbub.db.tables import default_stream, stream, subscription, user_profile
 from hubbub.errors import JsonableError, StreamDoesNotExistError
 from hubbub.models import Stream, Subscription, User
@@ -27,6 +28,18 @@ _ACTIVE_STREAM = sa.select(stream).where(
 )
 _STREAM_BY_ID = _ACTIVE_STREAM.where(stream.c.id == sa.bindparam("stream_id"))
 _STREAM_BY_NAME = _ACTIVE_STREAM.where(sa.func.lower(stream.c.name) == sa.bindparam("name"))
+_SUBSCRIBERS = PerDialect(
+    lambda dialect: (
+        sa.select(subscription.c.stream_id, subscription.c.user_profile_id)
+        .join(user_profile, user_profile.c.id == subscription.c.user_profile_id)
+        .where(
+            dialect.in_ids(subscription.c.stream_id, "ids"),
+            subscription.c.active,
+            user_profile.c.is_active,
+        )
+        .order_by(subscription.c.user_profile_id)
+    )
+)
 _SUBSCRIPTION = sa.select(subscription).where(
     subscription.c.user_profile_id == sa.bindparam("user_id"),
     subscription.c.stream_id == sa.bindparam("stream_id"),
@@ -82,12 +95,7 @@ async def get_subscriber_ids(
     result: dict[int, list[int]] = {stream_id: [] for stream_id in ids}
     if not ids:
         return result
-    rows = await conn.execute(
-        sa.select(subscription.c.stream_id, subscription.c.user_profile_id)
-        .join(user_profile, user_profile.c.id == subscription.c.user_profile_id)
-        .where(subscription.c.stream_id.in_(ids), subscription.c.active, user_profile.c.is_active)
-        .order_by(subscription.c.user_profile_id)
-    )
+    rows = await conn.execute(_SUBSCRIBERS(conn), {"ids": ids_argument(conn, ids)})
     for stream_id, user_id in rows:
         result[stream_id].append(user_id)
     return result
