@@ -70,6 +70,14 @@ async def notify_presence_changed(
     tx.notify(user.realm_id, event, recipients)
 
 
+# Every presence ping reads its user's row first: built once.
+_OWN_PRESENCE = (
+    sa.select(user_presence)
+    .where(user_presence.c.user_profile_id == sa.bindparam("user_id"))
+    .with_for_update()
+)
+
+
 async def do_update_user_presence(
     tx: Tx,
     realm: Realm,
@@ -81,13 +89,7 @@ async def do_update_user_presence(
     force_send_update: bool = False,
 ) -> None:
     """Record one presence report made at ``log_time`` (whole seconds)."""
-    row = (
-        await tx.conn.execute(
-            sa.select(user_presence)
-            .where(user_presence.c.user_profile_id == user.id)
-            .with_for_update()
-        )
-    ).first()
+    row = (await tx.conn.execute(_OWN_PRESENCE, {"user_id": user.id})).first()
     active = status == ACTIVE
     creating = row is None
     last_active: float | None = log_time if active else None

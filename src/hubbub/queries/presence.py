@@ -106,6 +106,26 @@ async def get_user_presence_legacy(conn: AsyncConnection, user_id: int) -> dict[
     return legacy_user_presence(row.last_active_time, _last_connected(row))
 
 
+# Every presence ping reads it (each client once a minute): built once.
+_REALM_PRESENCES = (
+    sa.select(
+        user_presence.c.user_profile_id,
+        user_presence.c.last_active_time,
+        user_presence.c.last_connected_time,
+        user_profile.c.email,
+        user_profile.c.date_joined,
+    )
+    .join(user_profile, user_profile.c.id == user_presence.c.user_profile_id)
+    .where(
+        user_presence.c.realm_id == sa.bindparam("realm_id"),
+        user_presence.c.last_connected_time >= sa.bindparam("since"),
+        user_profile.c.is_active,
+        ~user_profile.c.is_bot,
+    )
+    .order_by(user_presence.c.user_profile_id)
+)
+
+
 async def get_realm_presences(
     conn: AsyncConnection, realm: Realm, *, now: float, slim: bool
 ) -> dict[str, dict[str, Any]]:
@@ -113,23 +133,8 @@ async def get_realm_presences(
     when the realm has presence disabled (Zulip's ``get_presences_for_realm``)."""
     if realm.setting("presence_disabled"):
         return {}
-    rows = await conn.execute(
-        sa.select(
-            user_presence.c.user_profile_id,
-            user_presence.c.last_active_time,
-            user_presence.c.last_connected_time,
-            user_profile.c.email,
-            user_profile.c.date_joined,
-        )
-        .join(user_profile, user_profile.c.id == user_presence.c.user_profile_id)
-        .where(
-            user_presence.c.realm_id == realm.id,
-            user_presence.c.last_connected_time >= now - PRESENCE_WINDOW_SECONDS,
-            user_profile.c.is_active,
-            ~user_profile.c.is_bot,
-        )
-        .order_by(user_presence.c.user_profile_id)
-    )
+    params = {"realm_id": realm.id, "since": now - PRESENCE_WINDOW_SECONDS}
+    rows = await conn.execute(_REALM_PRESENCES, params)
     # Every presence ping answers with this for the whole realm (once a minute per client),
     # so the loop reads plain tuples and builds each entry in one expression.
     if slim:
