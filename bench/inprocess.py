@@ -1,7 +1,8 @@
 """In-process cost of one request, without HTTP or a second process: for profiling.
 
 Builds a realm of ``--users`` members (all in stream "big", the first 30 in stream "small")
-on a fresh SQLite database in a temporary directory, then times ``--requests`` sequential
+on a fresh SQLite database in a temporary directory (or the empty PostgreSQL database of
+``--database-url``, with the Redis bus of ``--redis-url``), then times ``--requests`` sequential
 calls of one kind through httpx's ASGITransport:
 
 - ``small`` / ``big``: ``POST /messages`` to the 30- or the all-member stream;
@@ -17,6 +18,8 @@ calls of one kind through httpx's ASGITransport:
     .venv/bin/python bench/inprocess.py register --profile   # needs `pip install pyinstrument`
     .venv/bin/python bench/inprocess.py register --data-dir /tmp/hubbub-load/data --profile
     .venv/bin/python bench/inprocess.py search --data-dir /tmp/hubbub-load/data --term WORD
+    .venv/bin/python bench/inprocess.py fanout --database-url postgresql://.../EMPTY_DB \
+        --redis-url redis://127.0.0.1:6379/0
 
 With ``--profile`` the timed calls run under pyinstrument and its text report is written to
 ``bench/results/inprocess-<kind>.txt``. Times include the test client's own work (small).
@@ -28,6 +31,7 @@ import argparse
 import asyncio
 import base64
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -82,7 +86,7 @@ async def amain(args: argparse.Namespace) -> None:
 
         for engine in {services.db.engine, services.db.write_engine}:
             sa.event.listen(engine.sync_engine, "before_cursor_execute", count)
-    await measure(args, app, users)
+    await measure(args, app, services, users)
     if args.statements:
         total = sum(statements.values())
         print(f"{total / args.requests:.1f} statements a request (warm-up included):")
@@ -92,7 +96,14 @@ async def amain(args: argparse.Namespace) -> None:
 
 
 async def fresh_realm(args: argparse.Namespace) -> tuple[Starlette, Services, list[User]]:
-    settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="hubbub-inprocess-")), rate_limit=0)
+    settings = Settings(
+        data_dir=Path(tempfile.mkdtemp(prefix="hubbub-inprocess-")),
+        rate_limit=0,
+        database_url=args.database_url,
+        redis_url=args.redis_url,
+        # A namespace of its own: the realm's queues never meet another run's.
+        redis_namespace=f"hubbub-inprocess-{os.getpid()}",
+    )
     services = build_services(settings)
     await upgrade(services.db)
     app = create_app(settings, services=services)
@@ -187,7 +198,11 @@ async def fanout_queues(app: Starlette, users: list[User]) -> list[list[Any]]:
 
 
 async def fanout_rounds(
-    args: argparse.Namespace, app: Starlette, users: list[User], polls: list[list[Any]]
+    args: argparse.Namespace,
+    app: Starlette,
+    services: Services,
+    users: list[User],
+    polls: list[list[Any]],
 ) -> list[float]:
     """Each round: every user's long-poll waiting, one send to "big", until all answered."""
 
@@ -206,7 +221,11 @@ async def fanout_rounds(
     sender = basic_auth(users[0])
     for i in range(args.requests):
         tasks = [asyncio.ensure_future(poll(entry)) for entry in polls]
-        await asyncio.sleep(0.3)  # every poll parked
+        for _ in range(600):  # every poll parked (up to 30 s)
+            if services.bus.waiting_polls() >= len(polls):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
         started = time.perf_counter()
         status, body = await asgi_call(
             app,
@@ -228,7 +247,9 @@ async def fanout_rounds(
     return times
 
 
-async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -> None:
+async def measure(
+    args: argparse.Namespace, app: Starlette, services: Services, users: list[User]
+) -> None:
     me = users[0]
     auth = basic_auth(me)
     transport = httpx.ASGITransport(app=app)
@@ -299,7 +320,7 @@ async def measure(args: argparse.Namespace, app: Starlette, users: list[User]) -
 
         async def timed() -> list[float]:
             if args.kind == "fanout":
-                return await fanout_rounds(args, app, users, polls)
+                return await fanout_rounds(args, app, services, users, polls)
             times = []
             for i in range(args.requests):
                 started = time.perf_counter()
@@ -344,6 +365,10 @@ def main(argv: list[str] | None = None) -> int:
         "--data-dir", type=Path, help="an existing data directory (register and search only)"
     )
     parser.add_argument("--email", default="user1@bench.example.com", help="with --data-dir")
+    parser.add_argument(
+        "--database-url", default="", help="a fresh realm in this (empty) PostgreSQL database"
+    )
+    parser.add_argument("--redis-url", default="", help="the Redis event bus")
     parser.add_argument("--term", default="world", help="what search looks for")
     args = parser.parse_args(argv)
     if args.data_dir is not None and args.kind not in ("register", "search"):

@@ -197,6 +197,40 @@ async def test_woken_polls_are_answered_from_one_read(quiet_env: TestEnv) -> Non
         assert reads <= 2
 
 
+async def test_a_poll_waits_after_one_round_trip(quiet_env: TestEnv) -> None:
+    """Redis: a poll acknowledges, keeps its queue alive, announces itself and reads its
+    queue in one script call, and its own announcement does not wake it (it made four
+    round trips before waiting); the event it waits for still wakes it."""
+    env = quiet_env
+    redis = env.services.redis
+    state = await register(env, env.users["hamlet"], event_types=["realm_user"])
+    calls: list[str] = []
+    if redis is not None:
+        execute_command, pipeline = redis.execute_command, redis.pipeline
+
+        async def counting_command(*args: Any, **kwargs: Any) -> Any:
+            calls.append(str(args[0]))
+            return await execute_command(*args, **kwargs)
+
+        def counting_pipeline(*args: Any, **kwargs: Any) -> Any:
+            calls.append("pipeline")
+            return pipeline(*args, **kwargs)
+
+        redis.execute_command = counting_command  # type: ignore[method-assign]
+        redis.pipeline = counting_pipeline  # type: ignore[method-assign]
+    poll = asyncio.create_task(
+        env.client("hamlet").get("/events", {"queue_id": state["queue_id"], "last_event_id": -1})
+    )
+    await asyncio.sleep(0.3)
+    assert not poll.done()
+    if redis is not None:
+        # The credentials the queue vouches for, then the poll's script.
+        assert calls == ["HGET", "EVALSHA"]
+    await env.create_user("a@example.com", "Aaa Aaa")
+    body = assert_success(await asyncio.wait_for(poll, 5))
+    assert [e["type"] for e in body["events"]] == ["realm_user"]
+
+
 async def test_quiet_poll_ends_with_heartbeat(env: TestEnv) -> None:
     state = await register(env, env.users["hamlet"], event_types=["realm_user"])
     body = assert_success(

@@ -75,6 +75,9 @@ class EventBus(Protocol):
     async def release_polls(self) -> None:
         """Server shutting down: answer every waiting poll now, and later ones at once."""
 
+    def waiting_polls(self) -> int:
+        """How many long-polls wait in this process (benchmarks wait for them to park)."""
+
 
 def credentials_fresh(stored: str | None, verified_at: float, given: str, now: float) -> bool:
     return (
@@ -140,6 +143,9 @@ class MemoryEventBus:
         # shares the data directory must not overwrite the server's saved queues.
         self._started = False
         self._releasing = False
+
+    def waiting_polls(self) -> int:
+        return sum(queue.waiter is not None for queue in self._queues.values())
 
     async def release_polls(self) -> None:
         self._releasing = True

@@ -8,7 +8,10 @@ Keys (``ns`` is the namespace, ``hubbub`` by default):
 - ``ns:qe:<id>``: list of the queue's events (JSON with their ids), oldest first;
 - ``ns:uq:<user_id>``: set of the user's queue ids (for delivery);
 - ``ns:queues``: sorted set of queue ids scored by when they expire unless used again.
-A poll waits on a per-process wake-up, fed by one pub/sub subscription on ``ns:wake``.
+A poll waits on a per-process wake-up, fed by one pub/sub subscription on ``ns:wake``,
+whose messages name the queues woken, separated by spaces; a poll announcing itself (to
+end older polls of its queue) names its queue as ``<id>@<token>``, so that it does not
+wake itself.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from typing import Any
 
 import orjson
@@ -55,21 +59,35 @@ end
 return 0
 """
 
-# Drop events up to ARGV[1]; refuse when the client is behind what was already pruned.
-_PRUNE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end
-local last = tonumber(ARGV[1])
-local pruned = tonumber(redis.call('HGET', KEYS[1], 'pruned') or '-1')
-if last < pruned then return -1 end
-while true do
-  local head = redis.call('LINDEX', KEYS[2], 0)
-  if not head then break end
-  local id = tonumber(string.match(head, '^{"id":(%-?%d+)'))
-  if id == nil or id > last then break end
-  redis.call('LPOP', KEYS[2])
+# A poll's one round trip (KEYS: the queue's hash, its event list, the expiry index;
+# ARGV: the acknowledged event id or '', the queue's new expiry, the queue id, the wake-up
+# channel or '' for a poll that will not wait, and its announcement): drop the events
+# acknowledged, keep the queue alive, for a poll that may wait take a new generation (a
+# newer poll ends the older ones, on any worker) and announce it, and read the events.
+# Replies {-2} for a missing queue, {-1} when the client is behind what was pruned, else
+# {0, generation, events}. A re-armed poll made three or four round trips before.
+_POLL = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-2} end
+if ARGV[1] ~= '' then
+  local last = tonumber(ARGV[1])
+  local pruned = tonumber(redis.call('HGET', KEYS[1], 'pruned') or '-1')
+  if last < pruned then return {-1} end
+  while true do
+    local head = redis.call('LINDEX', KEYS[2], 0)
+    if not head then break end
+    local id = tonumber(string.match(head, '^{"id":(%-?%d+)'))
+    if id == nil or id > last then break end
+    redis.call('LPOP', KEYS[2])
+  end
+  if last > pruned then redis.call('HSET', KEYS[1], 'pruned', last) end
 end
-if last > pruned then redis.call('HSET', KEYS[1], 'pruned', last) end
-return 0
+redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[3])
+local generation = 0
+if ARGV[4] ~= '' then
+  generation = redis.call('HINCRBY', KEYS[1], 'generation', 1)
+  redis.call('PUBLISH', ARGV[4], ARGV[5])
+end
+return {0, generation, redis.call('LRANGE', KEYS[2], 0, -1)}
 """
 
 
@@ -115,7 +133,7 @@ class RedisEventBus:
         self._alarms = Alarms()
         self.ns = namespace
         self._push = redis.register_script(_PUSH)
-        self._prune = redis.register_script(_PRUNE)
+        self._poll = redis.register_script(_POLL)
         self._remember = redis.register_script(_REMEMBER)
         self._read_woken = redis.register_script(_READ_WOKEN)
         self._specs: dict[str, QueueSpec] = {}
@@ -124,6 +142,8 @@ class RedisEventBus:
         # What the listener read for a poll it woke: (generation, raw events), or None
         # when the queue is gone.
         self._read_for: dict[asyncio.Future[bool], tuple[int, list[bytes]] | None] = {}
+        # Marks this process's announcements of its own polls (see _token).
+        self._instance = secrets.token_hex(4)
         self._listener: asyncio.Task[None] | None = None
         self._pubsub: Any = None
         self._releasing = False
@@ -133,6 +153,9 @@ class RedisEventBus:
         for waiters in self._waiters.values():
             for waiter in waiters:
                 wake(waiter, timed_out=False)
+
+    def waiting_polls(self) -> int:
+        return sum(len(waiters) for waiters in self._waiters.values())
 
     def _q(self, queue_id: str) -> str:
         return f"{self.ns}:q:{queue_id}"
@@ -166,16 +189,26 @@ class RedisEventBus:
                 continue
             if message is None:
                 continue
-            # One message names every queue a publish touched (queue ids have no spaces).
-            held = [q for q in message["data"].decode().split() if q in self._waiters]
+            # One message names every queue a publish touched (queue ids have no spaces),
+            # or one poll announcing itself.
+            held: list[tuple[str, str]] = []
+            for item in message["data"].decode().split():
+                queue_id, _, token = item.partition("@")
+                if queue_id in self._waiters:
+                    held.append((queue_id, token))
             # One queue (a poll announcing itself, a message to one user's queue): its
             # poll reads it anyway, so reading it here too would only add a round trip
             # to every re-armed poll, made one after another by this listener.
             if len(held) > 1:
-                await self._read_for_woken(held)
-            for queue_id in held:
+                await self._read_for_woken([queue_id for queue_id, _ in held])
+            for queue_id, token in held:
                 for waiter in self._waiters.get(queue_id, ()):
-                    wake(waiter, timed_out=False)
+                    if not token or token != self._token(waiter):
+                        wake(waiter, timed_out=False)
+
+    def _token(self, waiter: asyncio.Future[bool]) -> str:
+        """What names a waiting poll in its own announcement (unique while it waits)."""
+        return f"{self._instance}{id(waiter):x}"
 
     async def _read_for_woken(self, queue_ids: list[str]) -> None:
         """Read the woken queues for their waiting polls, all in one call (_READ_WOKEN)."""
@@ -361,60 +394,84 @@ class RedisEventBus:
         # a lifespan after the poll would have ended.
         poll_allowance = HEARTBEAT_MIN_SECONDS + HEARTBEAT_JITTER_SECONDS if block else 0.0
         expires = now + spec.lifespan_seconds + poll_allowance
-        # One round trip: acknowledge, check the queue is there, keep it alive, read it.
-        async with self.redis.pipeline(transaction=False) as pipe:
-            if last_event_id is not None:
-                await self._prune(keys=[key, self._qe(queue_id)], args=[last_event_id], client=pipe)
-            pipe.exists(key)
-            pipe.zadd(f"{self.ns}:queues", {queue_id: expires}, xx=True)
-            pipe.lrange(self._qe(queue_id), 0, -1)
-            *pruned, exists, _, raws = await pipe.execute()
-        if pruned and pruned[0] == -1 and exists:
-            raise pruned_error(last_event_id if last_event_id is not None else -1)
-        if not exists:
-            self._specs.pop(queue_id, None)
-            raise BadEventQueueIdError(queue_id)
-        events = [orjson.loads(raw) for raw in raws]
-        if events or not block or self._releasing:
-            return events
-        # Register the wake-up before announcing this poll, so no event slips between.
+        waiter: asyncio.Future[bool] | None = None
+        if block and not self._releasing:
+            # The wake-up is registered before the read, so none that comes while the
+            # read is on its way is lost.
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.setdefault(queue_id, set()).add(waiter)
+        waiting = False
+        try:
+            reply = await self._poll(
+                keys=[key, self._qe(queue_id), f"{self.ns}:queues"],
+                args=[
+                    "" if last_event_id is None else last_event_id,
+                    expires,
+                    queue_id,
+                    "" if waiter is None else f"{self.ns}:wake",
+                    "" if waiter is None else f"{queue_id}@{self._token(waiter)}",
+                ],
+            )
+            status = int(reply[0])
+            if status == -2:
+                self._specs.pop(queue_id, None)
+                raise BadEventQueueIdError(queue_id)
+            if status == -1:
+                raise pruned_error(last_event_id if last_event_id is not None else -1)
+            generation, raws = int(reply[1]), reply[2]
+            if raws or waiter is None:
+                return [orjson.loads(raw) for raw in raws]
+            waiting = True
+        finally:
+            if waiter is not None and not waiting:
+                self._forget_waiter(queue_id, waiter)
+        return await self._wait(queue_id, spec, waiter, generation)
+
+    def _forget_waiter(self, queue_id: str, waiter: asyncio.Future[bool]) -> None:
+        waiters = self._waiters.get(queue_id)
+        if waiters is not None:
+            waiters.discard(waiter)
+            if not waiters:
+                del self._waiters[queue_id]
+        self._read_for.pop(waiter, None)
+
+    async def _wait(
+        self, queue_id: str, spec: QueueSpec, waiter: asyncio.Future[bool], generation: int
+    ) -> list[dict[str, Any]]:
+        """Wait for the queue's events as poll ``generation``, which found none."""
+        key = self._q(queue_id)
         loop = asyncio.get_running_loop()
-        waiters = self._waiters.setdefault(queue_id, set())
-        waiter: asyncio.Future[bool] = loop.create_future()
-        waiters.add(waiter)
+        deadline = loop.time() + self._heartbeat_delay()
         renewed = False
         try:
-            # A newer poll (on any worker) ends the older one: wake everyone waiting here.
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.hincrby(key, "generation", 1)
-                pipe.publish(f"{self.ns}:wake", queue_id)
-                generation, _ = await pipe.execute()
-            deadline = loop.time() + self._heartbeat_delay()
             while True:
+                # Only a woken poll looks again: its waiter was registered before the
+                # last read, so nothing has come since unless it was woken.
                 if waiter.done():
                     # Woken, with the queue read by the listener (if it could): events
-                    # there are the answer. Otherwise a fresh wake-up before looking
-                    # again, so none is missed.
+                    # there are the answer, unless a newer poll has taken over. A read
+                    # made before this poll took its generation says nothing; otherwise a
+                    # fresh wake-up before looking again, so none is missed.
                     if waiter in self._read_for:
                         read = self._read_for.pop(waiter)
-                        if read is None or read[0] != generation or self._releasing:
+                        if read is None or read[0] > generation or self._releasing:
                             return []
-                        if read[1]:
+                        if read[0] == generation and read[1]:
                             renewed = True  # the listener renewed the expiry
                             return [orjson.loads(raw) for raw in read[1]]
-                    waiters.discard(waiter)
+                    self._forget_waiter(queue_id, waiter)
                     waiter = loop.create_future()
-                    waiters.add(waiter)
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    pipe.lrange(self._qe(queue_id), 0, -1)
-                    pipe.hget(key, "generation")
-                    raws, current = await pipe.execute()
-                if current is None:
-                    return []  # deleted meanwhile
-                if int(current) != generation or self._releasing:
-                    return []
-                if raws:
-                    return [orjson.loads(raw) for raw in raws]
+                    self._waiters.setdefault(queue_id, set()).add(waiter)
+                    async with self.redis.pipeline(transaction=False) as pipe:
+                        pipe.lrange(self._qe(queue_id), 0, -1)
+                        pipe.hget(key, "generation")
+                        raws, current = await pipe.execute()
+                    if current is None:
+                        return []  # deleted meanwhile
+                    if int(current) != generation or self._releasing:
+                        return []
+                    if raws:
+                        return [orjson.loads(raw) for raw in raws]
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     await self._push(
@@ -428,10 +485,7 @@ class RedisEventBus:
                 finally:
                     self._alarms.discard(waiter, slot)
         finally:
-            waiters.discard(waiter)
-            self._read_for.pop(waiter, None)
-            if not waiters and self._waiters.get(queue_id) is waiters:
-                del self._waiters[queue_id]
+            self._forget_waiter(queue_id, waiter)
             if not renewed:
                 await self.redis.zadd(
                     f"{self.ns}:queues",
