@@ -110,6 +110,17 @@ end
 return out
 """
 
+# The members of several sets in one call (KEYS: the sets), as one list per set: a send
+# to 1,000 subscribers looked up their queues with 1,000 SMEMBERS, each packed and parsed
+# by the client on its own.
+_MEMBERS = """
+local out = {}
+for i = 1, #KEYS do
+  out[i] = redis.call('SMEMBERS', KEYS[i])
+end
+return out
+"""
+
 # Remember credentials only on a queue that still exists (HSET would re-create it).
 _REMEMBER = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -136,6 +147,7 @@ class RedisEventBus:
         self._poll = redis.register_script(_POLL)
         self._remember = redis.register_script(_REMEMBER)
         self._read_woken = redis.register_script(_READ_WOKEN)
+        self._members = redis.register_script(_MEMBERS)
         self._specs: dict[str, QueueSpec] = {}
         # Waiting polls of this process by queue: bare futures (see MemoryEventBus).
         self._waiters: dict[str, set[asyncio.Future[bool]]] = {}
@@ -294,12 +306,9 @@ class RedisEventBus:
         public_realms = sorted({n.realm_id for n in notices if n.public_stream_except is not None})
         if not user_ids and not public_realms:
             return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for user_id in user_ids:
-                pipe.smembers(self._uq(user_id))
-            for realm_id in public_realms:
-                pipe.smembers(self._pq(realm_id))
-            memberships = await pipe.execute()
+        memberships = await self._members(
+            keys=[self._uq(u) for u in user_ids] + [self._pq(r) for r in public_realms]
+        )
         queues_of = {
             user_id: [q.decode() for q in members]
             for user_id, members in zip(user_ids, memberships[: len(user_ids)], strict=True)
@@ -356,10 +365,7 @@ class RedisEventBus:
         return None if spec is None else spec.user_id
 
     async def forget_credentials(self, user_ids: list[int]) -> None:
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for user_id in user_ids:
-                pipe.smembers(self._uq(user_id))
-            memberships = await pipe.execute()
+        memberships = await self._members(keys=[self._uq(u) for u in user_ids])
         queue_ids = sorted({q.decode() for members in memberships for q in members})
         if queue_ids:
             async with self.redis.pipeline(transaction=False) as pipe:
