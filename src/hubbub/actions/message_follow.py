@@ -77,16 +77,16 @@ async def apply_automatic_policies(
         params = {"recipient_id": recipient_id, "topic": topic.lower(), "message_id": message_id}
         earlier = (await tx.conn.execute(_EARLIER_IN_TOPIC, params)).first()
         initiation = earlier is None
-        settings = sender_settings
         current = await _current(tx, sender.id, target, topic)
         new: VisibilityPolicy | None = None
-        if _applies(settings["automatically_follow_topics_policy"], initiation):
+        if _applies(sender_settings["automatically_follow_topics_policy"], initiation):
             if current != VisibilityPolicy.FOLLOWED:
                 new = VisibilityPolicy.FOLLOWED
         elif (
             sub.is_muted
             and _applies(
-                settings["automatically_unmute_topics_in_muted_streams_policy"], initiation
+                sender_settings["automatically_unmute_topics_in_muted_streams_policy"],
+                initiation,
             )
             and current not in (VisibilityPolicy.UNMUTED, VisibilityPolicy.FOLLOWED)
         ):

@@ -11,7 +11,7 @@ Behaviour follows Zulip 8.0:
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -55,14 +55,14 @@ from hubbub.queries.user_settings import get_json_user_settings
 from hubbub.transaction import Tx
 
 MAX_MESSAGE_LENGTH = 10000
+MAX_TOPIC_LENGTH = 60
+TRUNCATED_SUFFIX = "\n[message truncated]"
 
-# Statements every send runs, built once (bench/README.md, "statements built once").
+# Statements every send runs, built once (docs/architecture.md, "Hot statements are built once").
 _INSERT_MESSAGE = sa.insert(message).returning(message.c.id)
 _MUTERS = sa.select(muted_user.c.user_profile_id).where(
     muted_user.c.muted_user_id == sa.bindparam("sender_id")
 )
-MAX_TOPIC_LENGTH = 60
-TRUNCATED_SUFFIX = "\n[message truncated]"
 
 # Zulip's stream_post_policy values.
 POST_POLICY_EVERYONE = 1
@@ -215,8 +215,9 @@ async def check_send_message(
             tx, realm, sender, rendered, recipient_id, topic, subscriber_count
         )
 
+    # What the message object shows, written here and made into the event's object below
+    # (no read-back).
     new = NewMessage(
-        id=0,
         recipient_id=recipient_id,
         topic=topic,
         content=content,
@@ -226,22 +227,15 @@ async def check_send_message(
         is_me_message=content.startswith("/me "),
     )
     values = {
+        **asdict(new),
         "realm_id": realm.id,
         "sender_id": sender.id,
-        "recipient_id": recipient_id,
-        "topic": topic,
-        "content": content,
-        "rendered_content": rendered.html,
         "rendered_content_version": 1,
-        "date_sent": now,
-        "sending_client": new.sending_client,
         "has_attachment": rendered.has_attachment,
         "has_image": rendered.has_image,
         "has_link": rendered.has_link,
-        "is_me_message": new.is_me_message,
     }
     message_id = int((await tx.conn.execute(_INSERT_MESSAGE, values)).scalar_one())
-    new = replace(new, id=message_id)
 
     targets = await get_mention_targets(
         tx,
@@ -283,6 +277,7 @@ async def check_send_message(
             .values(first_message_id=message_id)
         )
     item = new_message_dict(
+        message_id,
         new,
         sender,
         stream=(target.id, target.name) if target is not None else None,

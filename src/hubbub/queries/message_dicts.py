@@ -125,7 +125,6 @@ class NewMessage:
     """The columns of a message row that its dictionary shows, for a message just sent:
     the sender builds its event from what it wrote rather than reading it back."""
 
-    id: int
     recipient_id: int
     topic: str
     content: str
@@ -136,6 +135,7 @@ class NewMessage:
 
 
 def _message_dict(
+    message_id: int,
     row: Any,
     sender: User,
     recipient: DisplayRecipient,
@@ -144,12 +144,12 @@ def _message_dict(
     apply_markdown: bool,
     client_gravatar: bool,
     realm_str: str,
-    linkifiers: list[Linkifier],
+    link_ctx: RenderContext | None,
     reactions: list[dict[str, Any]],
     submessages: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """One message object (without ``flags`` and edit history) from a message row or a
-    :class:`NewMessage`."""
+    :class:`NewMessage`; ``link_ctx`` holds the realm's linkifiers (None: it has none)."""
     rtype, type_id, target = recipient
     if apply_markdown:
         content = row.rendered_content if row.rendered_content is not None else ""
@@ -160,7 +160,7 @@ def _message_dict(
         "client": row.sending_client,
         "content": content,
         "content_type": "text/html" if apply_markdown else "text/x-markdown",
-        "id": row.id,
+        "id": message_id,
         "is_me_message": row.is_me_message,
         "reactions": reactions,
         "recipient_id": row.recipient_id,
@@ -171,9 +171,7 @@ def _message_dict(
         "subject": row.topic,
         "submessages": submessages,
         "timestamp": int(row.date_sent),
-        "topic_links": (
-            topic_links(row.topic, RenderContext(linkifiers=linkifiers)) if linkifiers else []
-        ),
+        "topic_links": topic_links(row.topic, link_ctx) if link_ctx is not None else [],
     }
     if rtype == RECIPIENT_STREAM:
         item["type"] = "stream"
@@ -189,7 +187,12 @@ def _message_dict(
     return item
 
 
+def _link_context(linkifiers: list[Linkifier]) -> RenderContext | None:
+    return RenderContext(linkifiers=linkifiers) if linkifiers else None
+
+
 def new_message_dict(
+    message_id: int,
     new: NewMessage,
     sender: User,
     *,
@@ -211,6 +214,7 @@ def new_message_dict(
         else (RECIPIENT_DIRECT_MESSAGE_GROUP, 0, sorted(users))
     )
     return _message_dict(
+        message_id,
         new,
         sender,
         recipient,
@@ -218,7 +222,7 @@ def new_message_dict(
         apply_markdown=True,
         client_gravatar=False,
         realm_str=realm_str,
-        linkifiers=linkifiers,
+        link_ctx=_link_context(linkifiers),
         reactions=[],
         submessages=[],
     )
@@ -252,7 +256,7 @@ async def get_message_dicts(
         realm_str = (
             await conn.execute(sa.select(realm.c.string_id).where(realm.c.id == viewer.realm_id))
         ).scalar_one()
-    linkifiers = await render_linkifiers(conn, viewer.realm_id)
+    link_ctx = _link_context(await render_linkifiers(conn, viewer.realm_id))
     found_ids = [r.id for r in rows]
     reactions = await get_reaction_dicts(conn, found_ids)
     submessages = await get_submessage_dicts(conn, found_ids)
@@ -261,6 +265,7 @@ async def get_message_dicts(
     history_shown: bool | None = None
     for row in rows:
         item = _message_dict(
+            row.id,
             row,
             users[row.sender_id],
             recipients[row.recipient_id],
@@ -268,7 +273,7 @@ async def get_message_dicts(
             apply_markdown=apply_markdown,
             client_gravatar=client_gravatar,
             realm_str=realm_str,
-            linkifiers=linkifiers,
+            link_ctx=link_ctx,
             reactions=reactions.get(row.id, []),
             submessages=submessages.get(row.id, []),
         )

@@ -22,7 +22,7 @@ from hubbub.models import Stream, Subscription, User
 from hubbub.permissions import Policy
 
 # The send path's reads, built once: building a statement and its cache key cost more
-# than running it (bench/README.md, "statements built once").
+# than running it (docs/architecture.md, "Hot statements are built once").
 _ACTIVE_STREAM = sa.select(stream).where(
     stream.c.realm_id == sa.bindparam("realm_id"), ~stream.c.deactivated
 )
