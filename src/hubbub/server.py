@@ -15,6 +15,7 @@ from typing import Any
 import uvicorn
 
 from hubbub.app import create_app
+from hubbub.http_protocol import LeanHttpToolsProtocol
 from hubbub.services import Services
 from hubbub.settings import Settings, load_settings
 
@@ -156,6 +157,7 @@ def run_server(settings: Settings) -> None:
         "log_level": "info",
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
         "server_header": False,
+        "http": LeanHttpToolsProtocol,
     }
     if settings.workers > 1:
         _export(settings)
