@@ -3,6 +3,7 @@ long-polls skip the database, and a change of credentials ends the trust at once
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
@@ -43,6 +44,8 @@ async def timed_env(
 ) -> AsyncIterator[tuple[TestEnv, FakeClock]]:
     if request.param == "redis":
         settings = with_test_redis(settings)
+    # No heartbeat ends a waiting poll while a test looks at it.
+    settings = replace(settings, heartbeat_seconds=30)
     clock = FakeClock()
     async with running_env(settings, clock=clock) as env:
         yield env, clock
@@ -150,3 +153,63 @@ async def test_a_key_changed_behind_the_servers_back_lapses_within_the_interval(
         )
     clock.advance(CREDENTIAL_RECHECK_SECONDS + 1)
     assert_error(await poll(env, "hamlet", queue_id), "Invalid API key", **UNAUTHORIZED)
+
+
+async def test_a_poll_its_queue_does_not_vouch_for_changes_nothing(
+    timed_env: tuple[TestEnv, FakeClock],
+) -> None:
+    """On Redis the queue's word is checked inside the poll's own script call: credentials
+    it does not vouch for stop the poll before it acknowledges events or ends the owner's
+    waiting poll."""
+    env, _ = timed_env
+    hamlet = env.users["hamlet"]
+    queue_id = (await register(env, hamlet, event_types=["realm_user"]))["queue_id"]
+    await env.create_user("a@example.com", "Aaa Aaa")
+    waiting = asyncio.create_task(
+        env.client("hamlet").get("/events", {"queue_id": queue_id, "last_event_id": 0})
+    )
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    wrong_key = replace(hamlet, api_key="x" * 32)
+    for args in ({"last_event_id": 0}, {"last_event_id": 5, "dont_block": True}):
+        response = await env.client(wrong_key).get("/events", {"queue_id": queue_id, **args})
+        assert_error(response, "Invalid API key", **UNAUTHORIZED)
+    await asyncio.sleep(0.2)
+    assert not waiting.done()  # not ended by the rejected polls
+    await env.create_user("b@example.com", "Bbb Bbb")
+    events = assert_success(await asyncio.wait_for(waiting, 5))["events"]
+    assert [e["person"]["full_name"] for e in events] == ["Bbb Bbb"]
+    # Nothing acknowledged by the rejected polls (the second would have dropped every
+    # event through 5): event 1 is still there for the owner's next poll.
+    again = await env.client("hamlet").get(
+        "/events", {"queue_id": queue_id, "last_event_id": 0, "dont_block": True}
+    )
+    assert [e["id"] for e in assert_success(again)["events"]] == [1]
+
+
+async def test_who_asks_is_answered_before_what_was_asked(
+    timed_env: tuple[TestEnv, FakeClock],
+) -> None:
+    """A request whose queue would vouch for it, provisionally, but that fails before its
+    poll (a bad parameter) or names a queue gone meanwhile, answers as it would after
+    a database authentication: bad credentials first."""
+    env, clock = timed_env
+    hamlet = env.users["hamlet"]
+    wrong_key = replace(hamlet, api_key="x" * 32)
+    queue_id = (await register(env, hamlet))["queue_id"]
+    bad = {"queue_id": queue_id, "last_event_id": "soon", "dont_block": True}
+    assert_error(await env.client(wrong_key).get("/events", bad), "Invalid API key", **UNAUTHORIZED)
+    reads = ReadCounter(env)
+    expected = "last_event_id is not valid JSON"
+    assert_error(await env.client("hamlet").get("/events", bad), expected)
+    assert reads.count == 0  # the queue vouched, when asked
+    clock.advance(CREDENTIAL_RECHECK_SECONDS + 1)
+    assert_error(await env.client("hamlet").get("/events", bad), expected)
+    assert reads.count == 1  # the database, once the queue's trust lapsed
+    assert_success(await env.client("hamlet").delete("/events", {"queue_id": queue_id}))
+    assert_error(await poll(env, wrong_key, queue_id), "Invalid API key", **UNAUTHORIZED)
+    assert_error(
+        await poll(env, "hamlet", queue_id),
+        f"Bad event queue ID: {queue_id}",
+        code="BAD_EVENT_QUEUE_ID",
+    )

@@ -47,6 +47,17 @@ UNIVERSAL_PARAMETERS = frozenset({"client", "api_key"})
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
+@dataclass(frozen=True)
+class QueueVouch:
+    """An event queue's word for who calls: its owner, when the credentials with this
+    digest proved themselves on it recently. The poll confirms it (``credential=`` of
+    ``EventBus.get_events``); a request that fails before its poll, ``confirm_caller``."""
+
+    queue_id: str
+    user_id: int
+    digest: str
+
+
 @dataclass
 class ApiRequest:
     """What an endpoint knows about its request, beyond its declared parameters."""
@@ -56,13 +67,15 @@ class ApiRequest:
     realm: Realm | None
     client_name: str
     user: User | None = None
-    # Set instead of ``user`` when the event queue named in the request vouched for the
+    # Set instead of ``user`` when the event queue named in the request vouches for the
     # caller (``queue_auth`` endpoints): who it is, without a database read.
-    queue_user_id: int | None = None
+    vouch: QueueVouch | None = None
 
     @property
     def caller_id(self) -> int | None:
-        return self.user.id if self.user is not None else self.queue_user_id
+        if self.user is not None:
+            return self.user.id
+        return self.vouch.user_id if self.vouch is not None else None
 
     @property
     def credential(self) -> str:
@@ -107,7 +120,7 @@ def endpoint(
     """Register ``func`` as the handler of ``method path`` (path relative to /api/v1).
 
     ``queue_auth``: the event queue named by ``queue_id`` may vouch for the caller (see
-    ``_authenticate_by_queue``); the handler then sees ``queue_user_id``, not ``user``.
+    ``_authenticate_by_queue``); the handler then sees ``vouch``, not ``user``.
     """
 
     def register(func: Handler) -> Handler:
@@ -169,9 +182,9 @@ async def _authenticate(
 
 async def _authenticate_by_queue(
     services: Services, request: Request, args: dict[str, str], subdomain: str
-) -> int | None:
-    """The caller's user id when the queue they poll recently saw these very credentials
-    proved against the database, else None.
+) -> QueueVouch | None:
+    """The queue's word for the caller when the queue they poll may have recently seen
+    these very credentials proved against the database, else None.
 
     Every client re-arms its long-poll after each batch of events, so ``GET /events`` is
     most of a server's requests; vouching from the queue spares each re-arm the database.
@@ -181,7 +194,37 @@ async def _authenticate_by_queue(
     if not queue_id or not header:
         return None
     digest = credential_digest(subdomain, header)
-    return await services.bus.poll_credentials(queue_id, digest, services.clock.now())
+    user_id = await services.bus.vouching_owner(queue_id, digest, services.clock.now())
+    return None if user_id is None else QueueVouch(queue_id, user_id, digest)
+
+
+async def authenticate_by_database(req: ApiRequest) -> None:
+    """Authenticate a request its queue no longer vouches for: ``req.user`` and
+    ``req.realm`` from the database, or the authentication error (which, like every failed
+    attempt, counts against the caller's address)."""
+    req.vouch = None
+    request = req.http
+    subdomain = subdomain_from_host(
+        request.headers.get("host", ""), req.services.settings.external_host
+    )
+    try:
+        async with req.services.db.read() as conn:
+            req.user, req.realm = await _authenticate(conn, request, subdomain)
+    except ApiError:
+        await _check_rate_limit(req)
+        raise
+
+
+async def confirm_caller(req: ApiRequest) -> None:
+    """Make sure of a queue's word for the caller before a failure is answered: an
+    error must not tell a caller more than a failed authentication would."""
+    vouch = req.vouch
+    if vouch is None:
+        return
+    if not await req.services.bus.vouches_for(
+        vouch.queue_id, vouch.digest, req.services.clock.now()
+    ):
+        await authenticate_by_database(req)
 
 
 async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
@@ -219,9 +262,7 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
             else None
         )
         if vouched is not None:
-            req = ApiRequest(
-                services, request, None, client_name(request, args), queue_user_id=vouched
-            )
+            req = ApiRequest(services, request, None, client_name(request, args), vouch=vouched)
         else:
             async with services.db.read() as conn:
                 user: User | None = None
@@ -240,8 +281,12 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
             # guessed at full speed.
             await _check_rate_limit(req)
             raise auth_error
-        headers = await _check_rate_limit(req)
-        kwargs = parse_arguments(ep.specs, args, request.path_params)
+        try:
+            headers = await _check_rate_limit(req)
+            kwargs = parse_arguments(ep.specs, args, request.path_params)
+        except ApiError:
+            await confirm_caller(req)
+            raise
         try:
             payload = await ep.func(req, **kwargs)
         except sa_exc.DBAPIError as exc:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.endpoint import ApiRequest, Payload, authenticate_by_database, endpoint
 from hubbub.api.urls import realm_url
 from hubbub.errors import BadEventQueueIdError, JsonableError
+from hubbub.events.bus import CredentialsUnproved
 from hubbub.events.queues import (
     DEFAULT_QUEUE_LIFESPAN_SECONDS,
     MAX_QUEUE_LIFESPAN_SECONDS,
@@ -124,6 +125,13 @@ async def _access_queue(req: ApiRequest, queue_id: str) -> None:
         raise BadEventQueueIdError(queue_id)
 
 
+async def _trust_caller(req: ApiRequest, queue_id: str) -> None:
+    """The database, not the queue, vouched for the caller (the first poll, or the
+    queue's trust lapsed): the queue must be theirs, and trusts them again."""
+    await _access_queue(req, queue_id)
+    await req.services.bus.remember_credentials(queue_id, req.credential, req.services.clock.now())
+
+
 @endpoint("GET", "/events", queue_auth=True)
 async def get_events(
     req: ApiRequest, *, queue_id: str, last_event_id: int | None = None, dont_block: bool = False
@@ -131,13 +139,23 @@ async def get_events(
     """Get events from an event queue"""
     bus = req.services.bus
     if req.user is not None:
-        # The database, not the queue, vouched for the caller (the first poll, or the
-        # queue's trust lapsed): the queue must be theirs, and trusts them again.
-        await _access_queue(req, queue_id)
-        await bus.remember_credentials(queue_id, req.credential, req.services.clock.now())
-    events = await bus.get_events(
-        queue_id, last_event_id, block=not dont_block, now=req.services.clock.now()
-    )
+        await _trust_caller(req, queue_id)
+    block = not dont_block
+    try:
+        events = await bus.get_events(
+            queue_id,
+            last_event_id,
+            block=block,
+            now=req.services.clock.now(),
+            credential=req.vouch.digest if req.vouch is not None else None,
+        )
+    except CredentialsUnproved:
+        # The queue's word did not hold (the poll changed nothing): ask the database.
+        await authenticate_by_database(req)
+        await _trust_caller(req, queue_id)
+        events = await bus.get_events(
+            queue_id, last_event_id, block=block, now=req.services.clock.now()
+        )
     return {"events": events, "queue_id": queue_id}
 
 

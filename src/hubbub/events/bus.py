@@ -59,16 +59,31 @@ class EventBus(Protocol):
         """The credentials with this digest just proved, against the database, that their
         owner may poll the queue."""
 
-    async def poll_credentials(self, queue_id: str, digest: str, now: float) -> int | None:
-        """The queue's user id when these credentials proved themselves on it less than
-        ``CREDENTIAL_RECHECK_SECONDS`` ago, else None (ask the database)."""
+    async def vouching_owner(self, queue_id: str, digest: str, now: float) -> int | None:
+        """The queue's user id when the queue may vouch for these credentials, else None
+        (ask the database). A bus that checks them only in the poll itself (Redis: in the
+        poll's one script call) answers with the owner of any queue it knows; the poll,
+        given ``credential=digest``, then raises ``CredentialsUnproved`` instead."""
+
+    async def vouches_for(self, queue_id: str, digest: str, now: float) -> bool:
+        """Whether these credentials proved themselves on the queue less than
+        ``CREDENTIAL_RECHECK_SECONDS`` ago (for a request that fails before its poll)."""
 
     async def forget_credentials(self, user_ids: list[int]) -> None:
         """These users' credentials changed: their queues trust none until proved again."""
 
     async def get_events(
-        self, queue_id: str, last_event_id: int | None, *, block: bool, now: float
-    ) -> list[dict[str, Any]]: ...
+        self,
+        queue_id: str,
+        last_event_id: int | None,
+        *,
+        block: bool,
+        now: float,
+        credential: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The queue's events, waiting for some if ``block``. ``credential``: the digest
+        the queue must still vouch for (``vouches_for``), checked before the poll
+        changes anything; ``CredentialsUnproved`` if it does not."""
 
     async def expire_queues(self, now: float) -> int: ...
 
@@ -85,6 +100,11 @@ def credentials_fresh(stored: str | None, verified_at: float, given: str, now: f
         and now - verified_at < CREDENTIAL_RECHECK_SECONDS
         and hmac.compare_digest(stored, given)
     )
+
+
+class CredentialsUnproved(Exception):
+    """The queue no longer vouches for the credentials a poll presented (never proved on
+    it, or proved too long ago, or forgotten): they must be checked against the database."""
 
 
 def pruned_error(last_event_id: int) -> JsonableError:
@@ -234,11 +254,17 @@ class MemoryEventBus:
         if queue is not None:
             queue.credential, queue.verified_at = digest, now
 
-    async def poll_credentials(self, queue_id: str, digest: str, now: float) -> int | None:
-        queue = self._queues.get(queue_id)
-        if queue is None or not credentials_fresh(queue.credential, queue.verified_at, digest, now):
+    async def vouching_owner(self, queue_id: str, digest: str, now: float) -> int | None:
+        # In-process, the check costs nothing: made here, before anything else.
+        if not await self.vouches_for(queue_id, digest, now):
             return None
-        return queue.spec.user_id
+        return self._queues[queue_id].spec.user_id
+
+    async def vouches_for(self, queue_id: str, digest: str, now: float) -> bool:
+        queue = self._queues.get(queue_id)
+        return queue is not None and credentials_fresh(
+            queue.credential, queue.verified_at, digest, now
+        )
 
     async def forget_credentials(self, user_ids: list[int]) -> None:
         for user_id in user_ids:
@@ -246,8 +272,16 @@ class MemoryEventBus:
                 self._queues[queue_id].credential = None
 
     async def get_events(
-        self, queue_id: str, last_event_id: int | None, *, block: bool, now: float
+        self,
+        queue_id: str,
+        last_event_id: int | None,
+        *,
+        block: bool,
+        now: float,
+        credential: str | None = None,
     ) -> list[dict[str, Any]]:
+        if credential is not None and not await self.vouches_for(queue_id, credential, now):
+            raise CredentialsUnproved()
         queue = self._queues.get(queue_id)
         if queue is None:
             raise BadEventQueueIdError(queue_id)

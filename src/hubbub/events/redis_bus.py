@@ -28,8 +28,9 @@ from redis.asyncio import Redis
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError
 from hubbub.events.alarms import Alarms, wake
-from hubbub.events.bus import Notice, credentials_fresh, pruned_error
+from hubbub.events.bus import CredentialsUnproved, Notice, credentials_fresh, pruned_error
 from hubbub.events.queues import (
+    CREDENTIAL_RECHECK_SECONDS,
     HEARTBEAT_JITTER_SECONDS,
     HEARTBEAT_MIN_SECONDS,
     QueueSpec,
@@ -61,12 +62,24 @@ return 0
 
 # A poll's one round trip (KEYS: the queue's hash, its event list, the expiry index;
 # ARGV: the acknowledged event id or '', the queue's new expiry, the queue id, the wake-up
-# channel or '' for a poll that will not wait, and its announcement): drop the events
-# acknowledged, keep the queue alive, for a poll that may wait take a new generation (a
-# newer poll ends the older ones, on any worker) and announce it, and read the events.
-# Replies {-2} for a missing queue, {-1} when the client is behind what was pruned, else
-# {0, generation, events}. A re-armed poll made three or four round trips before.
+# channel or '' for a poll that will not wait, its announcement, the digest of the
+# credentials the queue is to vouch for or '', and the oldest time their proof may have):
+# check, before anything else, that the queue still vouches for the caller; drop the
+# events acknowledged, keep the queue alive, for a poll that may wait take a new
+# generation (a newer poll ends the older ones, on any worker) and announce it, and read
+# the events. Replies {-3} when the queue does not vouch for the credentials (nothing
+# changed: ask the database), {-2} for a missing queue, {-1} when the client is behind
+# what was pruned, else {0, generation, events}. A re-armed poll made five round trips
+# before, the credentials' check one of them. (The digests compared are SHA-256 of the
+# credentials, so the comparison's timing tells nothing usable about a key.)
 _POLL = """
+if ARGV[6] ~= '' then
+  local proof = redis.call('HGET', KEYS[1], 'cred')
+  if not proof then return {-3} end
+  local colon = string.find(proof, ':', 1, true)
+  if string.sub(proof, colon + 1) ~= ARGV[6] then return {-3} end
+  if tonumber(string.sub(proof, 1, colon - 1)) <= tonumber(ARGV[7]) then return {-3} end
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-2} end
 if ARGV[1] ~= '' then
   local last = tonumber(ARGV[1])
@@ -353,16 +366,20 @@ class RedisEventBus:
     async def remember_credentials(self, queue_id: str, digest: str, now: float) -> None:
         await self._remember(keys=[self._q(queue_id)], args=[f"{now!r}:{digest}"])
 
-    async def poll_credentials(self, queue_id: str, digest: str, now: float) -> int | None:
-        raw = await self.redis.hget(self._q(queue_id), "cred")
-        if raw is None:
-            return None
-        text = raw.decode() if isinstance(raw, bytes) else raw
-        verified_at, _, stored = text.partition(":")
-        if not credentials_fresh(stored, float(verified_at), digest, now):
-            return None
+    async def vouching_owner(self, queue_id: str, digest: str, now: float) -> int | None:
+        # The credentials are checked by the poll's own script call (``_POLL``), which
+        # spares every re-armed poll a round trip; here only the queue's owner, from this
+        # process's cache of specs.
         spec = self._specs.get(queue_id) or await self.get_queue(queue_id)
         return None if spec is None else spec.user_id
+
+    async def vouches_for(self, queue_id: str, digest: str, now: float) -> bool:
+        raw = await self.redis.hget(self._q(queue_id), "cred")
+        if raw is None:
+            return False
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        verified_at, _, stored = text.partition(":")
+        return credentials_fresh(stored, float(verified_at), digest, now)
 
     async def forget_credentials(self, user_ids: list[int]) -> None:
         memberships = await self._members(keys=[self._uq(u) for u in user_ids])
@@ -390,11 +407,19 @@ class RedisEventBus:
         return [orjson.loads(raw) for raw in await self.redis.lrange(self._qe(queue_id), 0, -1)]
 
     async def get_events(
-        self, queue_id: str, last_event_id: int | None, *, block: bool, now: float
+        self,
+        queue_id: str,
+        last_event_id: int | None,
+        *,
+        block: bool,
+        now: float,
+        credential: str | None = None,
     ) -> list[dict[str, Any]]:
         key = self._q(queue_id)
         spec = self._specs.get(queue_id) or await self.get_queue(queue_id)
         if spec is None:
+            if credential is not None:
+                raise CredentialsUnproved()  # who asks comes first, then which queue
             raise BadEventQueueIdError(queue_id)
         # While polled, a queue cannot expire; should this worker die mid-poll, it expires
         # a lifespan after the poll would have ended.
@@ -416,9 +441,13 @@ class RedisEventBus:
                     queue_id,
                     "" if waiter is None else f"{self.ns}:wake",
                     "" if waiter is None else f"{queue_id}@{self._token(waiter)}",
+                    "" if credential is None else credential,
+                    now - CREDENTIAL_RECHECK_SECONDS,
                 ],
             )
             status = int(reply[0])
+            if status == -3:
+                raise CredentialsUnproved()
             if status == -2:
                 self._specs.pop(queue_id, None)
                 raise BadEventQueueIdError(queue_id)
