@@ -6,19 +6,23 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.dialects import PerDialect, ids_argument
 from hubbub.db.tables import custom_profile_field, custom_profile_field_value
 from hubbub.models import EmailVisibility, Role, User
 
 GRAVATAR_URL = "https://secure.gravatar.com/avatar/{hash}?d=identicon&version={version}"
 
 
+@lru_cache(maxsize=16384)
 def iso_time(timestamp: float) -> str:
-    """ISO 8601 with the UTC offset, as Zulip formats ``date_joined``."""
+    """ISO 8601 with the UTC offset, as Zulip formats ``date_joined``. Remembered: every
+    ``/register`` formats every user's (~3 ms for 1,000 users)."""
     return datetime.fromtimestamp(timestamp, UTC).isoformat()
 
 
@@ -92,6 +96,21 @@ def format_user(
     return result
 
 
+_value = custom_profile_field_value
+# Built once per dialect, the users as one argument: ``/register`` asks for every user's
+# values, and SQLAlchemy expanded 1,000 ids into parameters for each call.
+_PROFILE_VALUES = PerDialect(
+    lambda dialect: (
+        sa.select(
+            _value.c.user_profile_id, _value.c.field_id, _value.c.value, _value.c.rendered_value
+        )
+        .join(custom_profile_field, custom_profile_field.c.id == _value.c.field_id)
+        .where(dialect.in_ids(_value.c.user_profile_id, "ids"))
+        .order_by(custom_profile_field.c.order, _value.c.field_id)
+    )
+)
+
+
 async def get_profile_data(
     conn: AsyncConnection, user_ids: Iterable[int]
 ) -> dict[int, dict[str, dict[str, str]]]:
@@ -100,13 +119,7 @@ async def get_profile_data(
     data: dict[int, dict[str, dict[str, str]]] = defaultdict(dict)
     if not ids:
         return data
-    value = custom_profile_field_value
-    rows = await conn.execute(
-        sa.select(value.c.user_profile_id, value.c.field_id, value.c.value, value.c.rendered_value)
-        .join(custom_profile_field, custom_profile_field.c.id == value.c.field_id)
-        .where(value.c.user_profile_id.in_(ids))
-        .order_by(custom_profile_field.c.order, value.c.field_id)
-    )
+    rows = await conn.execute(_PROFILE_VALUES(conn), {"ids": ids_argument(conn, ids)})
     for user_id, field_id, text, rendered in rows:
         entry = {"value": text}
         if rendered is not None:
