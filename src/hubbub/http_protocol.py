@@ -69,13 +69,25 @@ class LeanEvent(asyncio.Event):
 
 
 class LeanFlowControl(FlowControl):
-    """uvicorn's write/read flow control; the writable event is made only on a pause."""
+    """uvicorn's write/read flow control; the writable event is made only on a pause.
+
+    Every method is overridden, so nothing depends on the base class's private state."""
 
     def __init__(self, transport: asyncio.Transport) -> None:  # no deque-backed Event
-        self._transport = transport
+        self._lean_transport = transport
         self.read_paused = False
         self.write_paused = False
         self._writable: LeanEvent | None = None
+
+    def pause_reading(self) -> None:
+        if not self.read_paused:
+            self.read_paused = True
+            self._lean_transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self.read_paused:
+            self.read_paused = False
+            self._lean_transport.resume_reading()
 
     async def drain(self) -> None:
         if self._writable is not None:

@@ -169,6 +169,11 @@ def rate_limit_headers(
     }
 
 
+def request_subdomain(services: Services, request: Request) -> str:
+    """The realm subdomain the request's Host header names."""
+    return subdomain_from_host(request.headers.get("host", ""), services.settings.external_host)
+
+
 async def _authenticate(
     conn: AsyncConnection, request: Request, subdomain: str
 ) -> tuple[User, Realm]:
@@ -203,13 +208,10 @@ async def authenticate_by_database(req: ApiRequest) -> None:
     ``req.realm`` from the database, or the authentication error (which, like every failed
     attempt, counts against the caller's address)."""
     req.vouch = None
-    request = req.http
-    subdomain = subdomain_from_host(
-        request.headers.get("host", ""), req.services.settings.external_host
-    )
+    subdomain = request_subdomain(req.services, req.http)
     try:
         async with req.services.db.read() as conn:
-            req.user, req.realm = await _authenticate(conn, request, subdomain)
+            req.user, req.realm = await _authenticate(conn, req.http, subdomain)
     except ApiError:
         await _check_rate_limit(req)
         raise
@@ -253,9 +255,7 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
         auth_error: ApiError | None = None
         # One read finds the realm and the caller: every request pays for it, and the
         # connection goes back to the pool before the endpoint (or a long-poll) runs.
-        subdomain = subdomain_from_host(
-            request.headers.get("host", ""), services.settings.external_host
-        )
+        subdomain = request_subdomain(services, request)
         vouched = (
             await _authenticate_by_queue(services, request, args, subdomain)
             if ep.queue_auth

@@ -137,25 +137,25 @@ async def get_events(
     req: ApiRequest, *, queue_id: str, last_event_id: int | None = None, dont_block: bool = False
 ) -> Payload:
     """Get events from an event queue"""
-    bus = req.services.bus
     if req.user is not None:
         await _trust_caller(req, queue_id)
-    block = not dont_block
-    try:
-        events = await bus.get_events(
+
+    async def poll(credential: str | None) -> list[dict[str, Any]]:
+        return await req.services.bus.get_events(
             queue_id,
             last_event_id,
-            block=block,
+            block=not dont_block,
             now=req.services.clock.now(),
-            credential=req.vouch.digest if req.vouch is not None else None,
+            credential=credential,
         )
+
+    try:
+        events = await poll(req.vouch.digest if req.vouch is not None else None)
     except CredentialsUnproved:
         # The queue's word did not hold (the poll changed nothing): ask the database.
         await authenticate_by_database(req)
         await _trust_caller(req, queue_id)
-        events = await bus.get_events(
-            queue_id, last_event_id, block=block, now=req.services.clock.now()
-        )
+        events = await poll(None)
     return {"events": events, "queue_id": queue_id}
 
 

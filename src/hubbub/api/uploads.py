@@ -11,8 +11,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from hubbub.actions.attachments import check_delete_attachment, do_create_attachment
-from hubbub.api.auth import authenticate, parse_basic_auth, subdomain_from_host
-from hubbub.api.endpoint import ApiRequest, Payload, endpoint
+from hubbub.api.auth import authenticate, parse_basic_auth
+from hubbub.api.endpoint import ApiRequest, Payload, endpoint, request_subdomain
 from hubbub.api.params import PathInt, PathStr
 from hubbub.api.responses import json_error
 from hubbub.errors import ApiError, JsonableError, RateLimitedError, UnauthorizedError
@@ -193,8 +193,7 @@ async def _file_response(request: Request, target: Attachment) -> Response:
 
 
 async def _realm(services: Services, conn: AsyncConnection, request: Request) -> Realm | None:
-    host = subdomain_from_host(request.headers.get("host", ""), services.settings.external_host)
-    return await get_realm_by_subdomain(conn, host)
+    return await get_realm_by_subdomain(conn, request_subdomain(services, request))
 
 
 async def serve_user_upload(request: Request) -> Response:
