@@ -421,6 +421,48 @@ def test_serve_exits_0_on_sigterm(tmp_path: Path) -> None:
     assert returncode == 0, describe_exit(server, returncode)
 
 
+def test_serve_becomes_the_serving_process(tmp_path: Path) -> None:
+    """After migrating and creating the owner, the command execs ``python -m hubbub.run``:
+    the same process (what started it still holds its PID), without the command's modules."""
+    server = start_serve(tmp_path / "data")
+    try:
+        assert httpx.get(f"{server.url}/api/v1/server_settings", timeout=5).status_code == 200
+        cmdline = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
+        assert cmdline[1:3] == [b"-m", b"hubbub.run"], cmdline
+        # The credentials printed before the exec were flushed, not lost with its buffers.
+        assert "Created the organization" in server.stdout(), server.stdout()
+    finally:
+        returncode = stop_serve(server)
+    assert returncode == 0, describe_exit(server, returncode)
+
+
+def test_settings_survive_the_serving_process_environment() -> None:
+    """Every setting ``serve`` takes from a flag or the environment reaches the process it
+    execs into (and ``--workers`` processes) unchanged."""
+    from hubbub.server import settings_environment
+    from hubbub.settings import Settings, load_settings
+
+    settings = Settings(
+        data_dir=Path("relative/data"),
+        database_url="postgresql://u@db/x",
+        redis_url="redis://r:6379/2",
+        redis_namespace="ns",
+        host="0.0.0.0",
+        port=8123,
+        workers=3,
+        owner_email="o@example.com",
+        rate_limit=0,
+        external_host="chat.example.com",
+        max_file_upload_mib=7,
+        unclaimed_upload_days=3,
+        push_bouncer_url="https://push.example.com",
+        push_bouncer_org_id="org",
+        push_bouncer_org_key="key",
+    )
+    assert load_settings(env=settings_environment(settings)) == settings
+    assert load_settings(env=settings_environment(Settings())) == Settings()
+
+
 def test_owner_email_and_second_start(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     with serving(data_dir, extra_args=["--owner-email", "boss@example.com"]) as first:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
-import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -31,6 +30,7 @@ from hubbub.bootstrap import (
 from hubbub.db.engine import DatabaseUnavailableError
 from hubbub.db.migrate import upgrade
 from hubbub.errors import ApiError
+from hubbub.logs import configure_logging
 from hubbub.models import ROLE_NAMES, Role
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings, SettingsError, load_settings
@@ -90,18 +90,10 @@ def _run(settings: Settings, work: Callable[[Services], Awaitable[T]]) -> T:
 
 
 def _configure_logging() -> None:
-    level = os.environ.get("HUBBUB_LOG_LEVEL", "INFO").upper()
-    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-        fail(f"HUBBUB_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not {level!r}")
-    # DEBUG is for hubbub's own loggers only: libraries log their SQL with its parameters
-    # at DEBUG (aiosqlite: every statement and its bound values), which would put API keys
-    # and password hashes in the log.
-    logging.basicConfig(
-        level=max(logging.getLevelName(level), logging.INFO),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("hubbub").setLevel(level)
+    try:
+        configure_logging()
+    except SettingsError as exc:
+        fail(str(exc))
 
 
 def _check_port_free(host: str, port: int) -> None:
@@ -170,9 +162,9 @@ def serve(
             f"  zuliprc:  {zuliprc}  (the official Zulip clients read it: "
             f"zulip.Client(config_file=...), or --config-file for the zulip tools)"
         )
-    from hubbub.server import run_server
+    from hubbub.server import exec_server
 
-    run_server(settings)
+    exec_server(settings)
 
 
 @app.command("create-realm")

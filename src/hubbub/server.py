@@ -8,9 +8,10 @@ import gc
 import os
 import signal
 import socket
+import sys
 from collections.abc import Iterator
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 import uvicorn
 
@@ -107,17 +108,35 @@ class FullCollections:
         self.timer.cancel()
 
 
-def _export(settings: Settings) -> None:
-    os.environ.update(
-        {
-            "HUBBUB_DATA_DIR": str(settings.data_dir),
-            "HUBBUB_DATABASE_URL": settings.database_url,
-            "HUBBUB_REDIS_URL": settings.redis_url,
-            "HUBBUB_REDIS_NAMESPACE": settings.redis_namespace,
-            "HUBBUB_RATE_LIMIT": str(settings.rate_limit),
-            "HUBBUB_EXTERNAL_HOST": settings.external_host,
-        }
-    )
+def settings_environment(settings: Settings) -> dict[str, str]:
+    """``HUBBUB_*`` variables from which ``load_settings()`` builds these settings again:
+    how they reach the serving process ``hubbub serve`` execs into and its workers."""
+    return {
+        "HUBBUB_DATA_DIR": str(settings.data_dir),
+        "HUBBUB_DATABASE_URL": settings.database_url,
+        "HUBBUB_REDIS_URL": settings.redis_url,
+        "HUBBUB_REDIS_NAMESPACE": settings.redis_namespace,
+        "HUBBUB_HOST": settings.host,
+        "HUBBUB_PORT": str(settings.port),
+        "HUBBUB_WORKERS": str(settings.workers),
+        "HUBBUB_OWNER_EMAIL": settings.owner_email,
+        "HUBBUB_RATE_LIMIT": str(settings.rate_limit),
+        "HUBBUB_EXTERNAL_HOST": settings.external_host,
+        "HUBBUB_MAX_FILE_UPLOAD_MIB": str(settings.max_file_upload_mib),
+        "HUBBUB_UNCLAIMED_UPLOAD_DAYS": str(settings.unclaimed_upload_days),
+        "HUBBUB_PUSH_BOUNCER_URL": settings.push_bouncer_url,
+        "HUBBUB_PUSH_BOUNCER_ORG_ID": settings.push_bouncer_org_id,
+        "HUBBUB_PUSH_BOUNCER_ORG_KEY": settings.push_bouncer_org_key,
+    }
+
+
+def exec_server(settings: Settings) -> NoReturn:
+    """Become the serving process (``hubbub.run``): same PID, a fresh interpreter."""
+    os.environ.update(settings_environment(settings))
+    # What the command printed (the first owner's credentials) must not die in a buffer.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "hubbub.run"])
 
 
 class _Server(uvicorn.Server):
@@ -158,9 +177,11 @@ def run_server(settings: Settings) -> None:
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
         "server_header": False,
         "http": LeanHttpToolsProtocol,
+        # The Zulip API has no WebSocket endpoint; "auto" would import websockets (~0.8 MB).
+        "ws": "none",
     }
     if settings.workers > 1:
-        _export(settings)
+        os.environ.update(settings_environment(settings))
         uvicorn.run(
             "hubbub.server:app_from_environment", factory=True, workers=settings.workers, **common
         )
