@@ -484,7 +484,7 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
     finally:
         server.stop()
         with contextlib.suppress(Exception):
-            server.drop_redis_keys()
+            await server.drop_redis_keys()
     healthy = [s["users"] for s in r["steps"] if s["healthy"]]
     r["largest_healthy_users"] = max(healthy) if healthy else 0
     r["server_log_problems"] = server.problems()

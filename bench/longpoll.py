@@ -64,6 +64,25 @@ def log(message: str) -> None:
 # --- a minimal HTTP/1.1 client ------------------------------------------------------------
 
 
+async def drop_keys(redis_url: str, pattern: str) -> int:
+    """Delete the keys matching ``pattern`` (the server's namespace); how many there were."""
+    from hubbub.redis_client import Redis
+
+    client = Redis.from_url(redis_url)
+    try:
+        removed, cursor = 0, b"0"
+        while True:
+            cursor, keys = await client.execute_command(
+                "SCAN", cursor, "MATCH", pattern, "COUNT", 1000
+            )
+            if keys:
+                removed += await client.execute_command("DEL", *keys)
+            if cursor == b"0":
+                return int(removed)
+    finally:
+        await client.aclose()
+
+
 class ConnectionClosed(Exception):
     """The server closed the connection before (or while) sending a response."""
 
@@ -427,25 +446,10 @@ class Server:
             self.exit_code = self.proc.wait()
         self.shutdown_seconds = time.monotonic() - started
 
-    def drop_redis_keys(self) -> int:
+    async def drop_redis_keys(self) -> int:
         if not self.redis_namespace:
             return 0
-        import redis
-
-        client = redis.Redis.from_url(self.args.redis_url)
-        try:
-            removed = 0
-            batch: list[bytes] = []
-            for key in client.scan_iter(match=f"{self.redis_namespace}:*", count=1000):
-                batch.append(key)
-                if len(batch) >= 1000:
-                    removed += client.delete(*batch)
-                    batch = []
-            if batch:
-                removed += client.delete(*batch)
-            return removed
-        finally:
-            client.close()
+        return await drop_keys(self.args.redis_url, f"{self.redis_namespace}:*")
 
 
 async def wait_until_quiet(
@@ -1060,7 +1064,7 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
         await bench.shutdown_clients()
         server.stop()
         with contextlib.suppress(Exception):
-            removed = server.drop_redis_keys()
+            removed = await server.drop_redis_keys()
             if removed:
                 log(f"removed {removed} Redis keys under {server.redis_namespace}:")
     result["server"].update(

@@ -1066,7 +1066,7 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
     finally:
         server.stop()
         with contextlib.suppress(Exception):
-            server.drop_redis_keys()
+            await server.drop_redis_keys()
     r["server_log_problems"] = server.problems()
     r["budgets"] = budgets(r, args)
     return r, server

@@ -187,7 +187,7 @@ async def amain(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         result["server_rss_mb"] = round(tree_rss_mb(server.pid), 1)
     finally:
         server.stop()
-        server.drop_redis_keys()
+        await server.drop_redis_keys()
     return {
         "commit": git_commit(),
         "config": {

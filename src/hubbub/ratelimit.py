@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from hubbub.clock import Clock
 
-if TYPE_CHECKING:  # redis is imported only by servers that use it (idle memory)
-    from redis.asyncio import Redis
+if TYPE_CHECKING:  # the Redis client is imported only by servers that use it (idle memory)
+    from hubbub.redis_client import Redis
 
 
 @dataclass(frozen=True)
@@ -83,16 +83,16 @@ class RedisRateLimiter:
         now = self.clock.now()
         name = f"{self.namespace}:ratelimit:{key}"
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.zremrangebyscore(name, "-inf", now - self.window)
-            pipe.zcard(name)
-            pipe.zrange(name, 0, 0, withscores=True)
+            pipe.command("ZREMRANGEBYSCORE", name, "-inf", now - self.window)
+            pipe.command("ZCARD", name)
+            pipe.command("ZRANGE", name, 0, 0, "WITHSCORES")
             _, count, oldest = await pipe.execute()
-        oldest_time = oldest[0][1] if oldest else now
+        oldest_time = float(oldest[1]) if oldest else now  # [member, score]
         if count >= self.limit:
             return RateLimitResult(False, self.limit, 0, oldest_time + self.window - now)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.zadd(name, {f"{now}:{uuid.uuid4().hex[:8]}": now})
-            pipe.expire(name, int(self.window) + 1)
+            pipe.command("ZADD", name, now, f"{now}:{uuid.uuid4().hex[:8]}")
+            pipe.command("EXPIRE", name, int(self.window) + 1)
             await pipe.execute()
         return RateLimitResult(
             True, self.limit, self.limit - count - 1, oldest_time + self.window - now

@@ -85,14 +85,12 @@ def build_services(settings: Settings, *, clock: Clock | None = None) -> Service
     clock = clock or SystemClock()
     redis = None
     if settings.redis_url:
-        from redis.asyncio import BlockingConnectionPool, Redis
+        from hubbub.redis_client import Redis
 
-        # A blocking pool: under a burst, requests wait for a connection instead of failing
-        # with MaxConnectionsError (redis-py's default pool refuses past its limit).
-        pool = BlockingConnectionPool.from_url(
+        # Under a burst, requests wait for a connection rather than fail.
+        redis = Redis.from_url(
             settings.redis_url, max_connections=REDIS_MAX_CONNECTIONS, timeout=300
         )
-        redis = Redis(connection_pool=pool)
     return Services(
         settings=settings,
         db=Database(settings.effective_database_url),

@@ -23,7 +23,6 @@ import secrets
 from typing import Any
 
 import orjson
-from redis.asyncio import Redis
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError
@@ -37,6 +36,7 @@ from hubbub.events.queues import (
     ShapedOnce,
     heartbeat_delay,
 )
+from hubbub.redis_client import PubSub, Redis
 
 logger = logging.getLogger("hubbub.events")
 
@@ -170,7 +170,7 @@ class RedisEventBus:
         # Marks this process's announcements of its own polls (see _token).
         self._instance = secrets.token_hex(4)
         self._listener: asyncio.Task[None] | None = None
-        self._pubsub: Any = None
+        self._pubsub: PubSub | None = None
         self._releasing = False
 
     async def release_polls(self) -> None:
@@ -198,14 +198,12 @@ class RedisEventBus:
     async def start(self) -> None:
         self._pubsub = self.redis.pubsub()
         await self._pubsub.subscribe(f"{self.ns}:wake")
-        self._listener = asyncio.create_task(self._listen())
+        self._listener = asyncio.create_task(self._listen(self._pubsub))
 
-    async def _listen(self) -> None:
+    async def _listen(self, pubsub: PubSub) -> None:
         while True:
             try:
-                message = await self._pubsub.get_message(
-                    ignore_subscribe_messages=True, timeout=1.0
-                )
+                message = await pubsub.get_message(wait=1.0)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -217,7 +215,7 @@ class RedisEventBus:
             # One message names every queue a publish touched (queue ids have no spaces),
             # or one poll announcing itself.
             held: list[tuple[str, str]] = []
-            for item in message["data"].decode().split():
+            for item in message.decode().split():
                 queue_id, _, token = item.partition("@")
                 if queue_id in self._waiters:
                     held.append((queue_id, token))
@@ -273,27 +271,30 @@ class RedisEventBus:
 
     async def create_queue(self, spec: QueueSpec, now: float) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(
+            pipe.command(
+                "HSET",
                 self._q(spec.queue_id),
-                mapping={
-                    "spec": orjson.dumps(spec.to_dict()),
-                    "next_id": 0,
-                    "pruned": -1,
-                    "generation": 0,
-                },
+                "spec",
+                orjson.dumps(spec.to_dict()),
+                "next_id",
+                0,
+                "pruned",
+                -1,
+                "generation",
+                0,
             )
-            pipe.sadd(self._uq(spec.user_id), spec.queue_id)
+            pipe.command("SADD", self._uq(spec.user_id), spec.queue_id)
             if spec.all_public_streams:
-                pipe.sadd(self._pq(spec.realm_id), spec.queue_id)
-            pipe.zadd(f"{self.ns}:queues", {spec.queue_id: now + spec.lifespan_seconds})
+                pipe.command("SADD", self._pq(spec.realm_id), spec.queue_id)
+            pipe.command("ZADD", f"{self.ns}:queues", now + spec.lifespan_seconds, spec.queue_id)
             await pipe.execute()
         self._specs[spec.queue_id] = spec
 
     async def get_queue(self, queue_id: str) -> QueueSpec | None:
         spec = self._specs.get(queue_id)
-        if spec is not None and await self.redis.exists(self._q(queue_id)):
+        if spec is not None and await self.redis.execute_command("EXISTS", self._q(queue_id)):
             return spec
-        raw = await self.redis.hget(self._q(queue_id), "spec")
+        raw = await self.redis.execute_command("HGET", self._q(queue_id), "spec")
         if raw is None:
             self._specs.pop(queue_id, None)
             return None
@@ -306,11 +307,11 @@ class RedisEventBus:
         if spec is None:
             raise BadEventQueueIdError(queue_id)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.delete(self._q(queue_id), self._qe(queue_id))
-            pipe.srem(self._uq(spec.user_id), queue_id)
-            pipe.srem(self._pq(spec.realm_id), queue_id)
-            pipe.zrem(f"{self.ns}:queues", queue_id)
-            pipe.publish(f"{self.ns}:wake", queue_id)
+            pipe.command("DEL", self._q(queue_id), self._qe(queue_id))
+            pipe.command("SREM", self._uq(spec.user_id), queue_id)
+            pipe.command("SREM", self._pq(spec.realm_id), queue_id)
+            pipe.command("ZREM", f"{self.ns}:queues", queue_id)
+            pipe.command("PUBLISH", f"{self.ns}:wake", queue_id)
             await pipe.execute()
         self._specs.pop(queue_id, None)
 
@@ -358,9 +359,9 @@ class RedisEventBus:
                     bodies.append(body)
                     woken.add(queue_id)
                 if bodies:
-                    await self._push(keys=keys, args=bodies, client=pipe)
+                    self._push.queue(pipe, keys, bodies)
             if woken:
-                pipe.publish(f"{self.ns}:wake", " ".join(sorted(woken)))
+                pipe.command("PUBLISH", f"{self.ns}:wake", " ".join(sorted(woken)))
                 await pipe.execute()
 
     async def remember_credentials(self, queue_id: str, digest: str, now: float) -> None:
@@ -374,7 +375,7 @@ class RedisEventBus:
         return None if spec is None else spec.user_id
 
     async def vouches_for(self, queue_id: str, digest: str, now: float) -> bool:
-        raw = await self.redis.hget(self._q(queue_id), "cred")
+        raw = await self.redis.execute_command("HGET", self._q(queue_id), "cred")
         if raw is None:
             return False
         text = raw.decode() if isinstance(raw, bytes) else raw
@@ -387,7 +388,7 @@ class RedisEventBus:
         if queue_ids:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for queue_id in queue_ids:
-                    pipe.hdel(self._q(queue_id), "cred")
+                    pipe.command("HDEL", self._q(queue_id), "cred")
                 await pipe.execute()
 
     async def _load_specs(self, queue_ids: set[str]) -> dict[str, QueueSpec]:
@@ -396,7 +397,7 @@ class RedisEventBus:
         if missing:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for queue_id in missing:
-                    pipe.hget(self._q(queue_id), "spec")
+                    pipe.command("HGET", self._q(queue_id), "spec")
                 raws = await pipe.execute()
             for queue_id, raw in zip(missing, raws, strict=True):
                 if raw is not None:
@@ -404,7 +405,8 @@ class RedisEventBus:
         return {q: self._specs[q] for q in queue_ids if q in self._specs}
 
     async def _events(self, queue_id: str) -> list[dict[str, Any]]:
-        return [orjson.loads(raw) for raw in await self.redis.lrange(self._qe(queue_id), 0, -1)]
+        raws = await self.redis.execute_command("LRANGE", self._qe(queue_id), 0, -1)
+        return [orjson.loads(raw) for raw in raws]
 
     async def get_events(
         self,
@@ -498,8 +500,8 @@ class RedisEventBus:
                     waiter = loop.create_future()
                     self._waiters.setdefault(queue_id, set()).add(waiter)
                     async with self.redis.pipeline(transaction=False) as pipe:
-                        pipe.lrange(self._qe(queue_id), 0, -1)
-                        pipe.hget(key, "generation")
+                        pipe.command("LRANGE", self._qe(queue_id), 0, -1)
+                        pipe.command("HGET", key, "generation")
                         raws, current = await pipe.execute()
                     if current is None:
                         return []  # deleted meanwhile
@@ -522,10 +524,12 @@ class RedisEventBus:
         finally:
             self._forget_waiter(queue_id, waiter)
             if not renewed:
-                await self.redis.zadd(
+                await self.redis.execute_command(
+                    "ZADD",
                     f"{self.ns}:queues",
-                    {queue_id: self.clock.now() + spec.lifespan_seconds},
-                    xx=True,
+                    "XX",
+                    self.clock.now() + spec.lifespan_seconds,
+                    queue_id,
                 )
 
     def _heartbeat_delay(self) -> float:
@@ -536,11 +540,11 @@ class RedisEventBus:
     async def expire_queues(self, now: float) -> int:
         """Remove queues whose expiry time has passed (see ``ns:queues``)."""
         expired = 0
-        due = await self.redis.zrangebyscore(f"{self.ns}:queues", "-inf", now)
+        due = await self.redis.execute_command("ZRANGEBYSCORE", f"{self.ns}:queues", "-inf", now)
         for raw in due:
             queue_id = raw.decode() if isinstance(raw, bytes) else str(raw)
             # Remove from the index first: only the worker that wins this deletes the queue.
-            if await self.redis.zrem(f"{self.ns}:queues", queue_id):
+            if await self.redis.execute_command("ZREM", f"{self.ns}:queues", queue_id):
                 with contextlib.suppress(BadEventQueueIdError):
                     await self.delete_queue(queue_id)
                     expired += 1

@@ -1,0 +1,365 @@
+"""A small asyncio Redis client: the commands, pipelines, scripts and subscription that the
+event bus and the rate limiter use, over a pool of plain connections.
+
+Why not redis-py: importing ``redis.asyncio`` cost the idle server 5.2 MB (its command
+mixins, cluster, sentinel and OpenTelemetry modules), against issue 9's idle budget of
+80 MB, and every command went through its layers of retry and response callbacks. Replies
+are parsed by ``hiredis`` (C), as they were under redis-py.
+
+Errors: a connection that fails (refused, closed, reset) raises ``RedisConnectionError``;
+an error reply raises ``RedisReplyError``. Neither leaves a connection in the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import hiredis
+
+Arg = bytes | str | int | float
+READ_SIZE = 65536
+
+
+class RedisError(Exception):
+    """A Redis call failed."""
+
+
+class RedisConnectionError(RedisError):
+    """Redis could not be reached, or the connection broke mid-call."""
+
+
+class NothingAnswered(RedisConnectionError):
+    """The connection failed before any reply to the request: on a pooled connection, one
+    Redis had already closed (a restart, a client timeout), so the request never ran."""
+
+
+class RedisReplyError(RedisError):
+    """Redis answered with an error (``ERR ...``, ``NOSCRIPT ...``, ``WRONGTYPE ...``)."""
+
+
+@dataclass(frozen=True)
+class Address:
+    host: str = "127.0.0.1"
+    port: int = 6379
+    path: str = ""  # a Unix socket instead of host and port
+    db: int = 0
+    username: str = ""
+    password: str = ""
+    tls: bool = False
+
+    @classmethod
+    def from_url(cls, url: str) -> Address:
+        """``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` (TLS) or
+        ``unix:///path/to/socket[?db=N]``."""
+        parts = urlsplit(url)
+        query = parse_qs(parts.query)
+        if parts.scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(f"a Redis URL starts with redis://, rediss:// or unix://, not {url!r}")
+        db_text = query.get("db", [""])[0] or parts.path.lstrip("/")
+        if parts.scheme == "unix":
+            db_text = query.get("db", [""])[0]
+        try:
+            db = int(db_text or 0)
+        except ValueError:
+            raise ValueError(f"the database of a Redis URL is a number, not {db_text!r}") from None
+        return cls(
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 6379,
+            path=unquote(parts.path) if parts.scheme == "unix" else "",
+            db=db,
+            username=unquote(parts.username or ""),
+            password=unquote(parts.password or ""),
+            tls=parts.scheme == "rediss",
+        )
+
+
+def encode(args: Sequence[Arg]) -> bytes:
+    """One command in RESP: an array of bulk strings."""
+    out = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        if isinstance(arg, bytes):
+            data = arg
+        elif isinstance(arg, str):
+            data = arg.encode()
+        elif isinstance(arg, int) and not isinstance(arg, bool):
+            data = b"%d" % arg
+        elif isinstance(arg, float):
+            data = repr(arg).encode()  # repr round-trips; Redis reads "inf" and "1e-05"
+        else:
+            raise TypeError(f"a Redis argument is bytes, str, int or float, not {arg!r}")
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(out)
+
+
+def raise_for_error(reply: Any) -> Any:
+    if isinstance(reply, hiredis.ReplyError):
+        raise RedisReplyError(str(reply))
+    return reply
+
+
+class Connection:
+    """One connection: requests written whole, replies read in order."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._parser = hiredis.Reader()
+
+    @classmethod
+    async def open(cls, address: Address) -> Connection:
+        try:
+            if address.path:
+                reader, writer = await asyncio.open_unix_connection(address.path)
+            else:
+                context = ssl.create_default_context() if address.tls else None
+                reader, writer = await asyncio.open_connection(
+                    address.host, address.port, ssl=context
+                )
+        except OSError as exc:
+            where = address.path or f"{address.host}:{address.port}"
+            raise RedisConnectionError(f"cannot connect to Redis at {where}: {exc}") from exc
+        connection = cls(reader, writer)
+        try:
+            setup: list[list[Arg]] = []
+            if address.password:
+                user = [address.username] if address.username else []
+                setup.append(["AUTH", *user, address.password])
+            if address.db:
+                setup.append(["SELECT", address.db])
+            if setup:
+                packed = b"".join(encode(command) for command in setup)
+                for reply in await connection.request(packed, len(setup)):
+                    raise_for_error(reply)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    async def request(self, packed: bytes, replies: int) -> list[Any]:
+        """Write ``packed`` (one or more commands) and read ``replies`` replies."""
+        self._writer.write(packed)
+        if len(packed) > READ_SIZE:
+            await self._writer.drain()
+        answers: list[Any] = []
+        try:
+            while len(answers) < replies:
+                answers.append(await self.read())
+        except RedisConnectionError as exc:
+            if not answers:
+                raise NothingAnswered(str(exc)) from exc
+            raise
+        return answers
+
+    async def read(self) -> Any:
+        """The next reply (error replies are returned, as ``hiredis.ReplyError``)."""
+        while True:
+            reply = self._parser.gets()
+            if reply is not False:
+                return reply
+            try:
+                data = await self._reader.read(READ_SIZE)
+            except OSError as exc:
+                raise RedisConnectionError(f"lost the Redis connection: {exc}") from exc
+            if not data:
+                raise RedisConnectionError("Redis closed the connection")
+            self._parser.feed(data)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class Redis:
+    """A pool of up to ``max_connections``; a call beyond them waits up to ``timeout``
+    seconds for one to come back (a burst waits rather than fails)."""
+
+    def __init__(self, address: Address, *, max_connections: int = 64, timeout: float = 300):
+        self.address = address
+        self.timeout = timeout
+        self._idle: list[Connection] = []
+        self._slots = asyncio.Semaphore(max_connections)
+
+    @classmethod
+    def from_url(cls, url: str, *, max_connections: int = 64, timeout: float = 300) -> Redis:
+        return cls(Address.from_url(url), max_connections=max_connections, timeout=timeout)
+
+    async def request(self, packed: bytes, replies: int) -> list[Any]:
+        """Send ``packed`` on a pooled connection and read ``replies`` replies."""
+        if self._slots.locked():
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await self._slots.acquire()
+            except TimeoutError:
+                raise RedisConnectionError("no Redis connection came free in time") from None
+        else:
+            await self._slots.acquire()
+        try:
+            connection = self._idle.pop() if self._idle else None
+            if connection is not None:
+                try:
+                    return self._keep(connection, await connection.request(packed, replies))
+                except NothingAnswered:
+                    # A pooled connection Redis has closed meanwhile fails before any
+                    # reply; the request goes again, once, on a new connection.
+                    connection.close()
+                except BaseException:
+                    connection.close()
+                    raise
+            connection = await Connection.open(self.address)
+            try:
+                return self._keep(connection, await connection.request(packed, replies))
+            except BaseException:
+                connection.close()  # cancelled or broken mid-reply: its state is unknown
+                raise
+        finally:
+            self._slots.release()
+
+    def _keep(self, connection: Connection, answers: list[Any]) -> list[Any]:
+        self._idle.append(connection)
+        return answers
+
+    async def execute_command(self, *args: Arg) -> Any:
+        """One command; its reply (bytes, int, None or a list of them)."""
+        (reply,) = await self.request(encode(args), 1)
+        return raise_for_error(reply)
+
+    def pipeline(self, transaction: bool = True) -> Pipeline:
+        return Pipeline(self, transaction)
+
+    def register_script(self, source: str) -> Script:
+        return Script(self, source)
+
+    def pubsub(self) -> PubSub:
+        return PubSub(self.address)
+
+    async def aclose(self) -> None:
+        while self._idle:
+            self._idle.pop().close()
+
+
+class Pipeline:
+    """Commands sent in one write and answered in one read; with ``transaction``, inside
+    MULTI/EXEC so that no other client's command runs between them."""
+
+    def __init__(self, client: Redis, transaction: bool) -> None:
+        self.client = client
+        self.transaction = transaction
+        self.commands: list[bytes] = []
+
+    async def __aenter__(self) -> Pipeline:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.commands.clear()
+
+    def command(self, *args: Arg) -> None:
+        self.commands.append(encode(args))
+
+    async def execute(self) -> list[Any]:
+        """The commands' replies in order; the first error reply is raised."""
+        commands, self.commands = self.commands, []
+        if not commands:
+            return []
+        if not self.transaction:
+            replies = await self.client.request(b"".join(commands), len(commands))
+        else:
+            packed = b"".join([encode(["MULTI"]), *commands, encode(["EXEC"])])
+            answers = await self.client.request(packed, len(commands) + 2)
+            for answer in answers[:-1]:
+                raise_for_error(answer)  # refused while queued: EXEC discards them all
+            replies = raise_for_error(answers[-1])
+        for reply in replies:
+            raise_for_error(reply)
+        return list(replies)
+
+
+class Script:
+    """A Lua script run by its SHA-1 (``EVALSHA``), sent whole only when Redis does not
+    have it (after a restart or ``SCRIPT FLUSH``)."""
+
+    def __init__(self, client: Redis, source: str) -> None:
+        self.client = client
+        self.source = source.encode()
+        self.sha = hashlib.sha1(self.source).hexdigest()
+
+    async def __call__(self, keys: Sequence[Arg], args: Sequence[Arg] = ()) -> Any:
+        try:
+            return await self.client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+        except RedisReplyError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+        # Nothing ran: EVAL runs it and caches it for the next EVALSHA.
+        return await self.client.execute_command("EVAL", self.source, len(keys), *keys, *args)
+
+    def queue(self, pipeline: Pipeline, keys: Sequence[Arg], args: Sequence[Arg] = ()) -> None:
+        """Add a run of the script to ``pipeline``. Sent whole (EVAL, which Redis looks up
+        by its SHA-1 and compiles only once): a NOSCRIPT there could not be retried without
+        running the pipeline's other commands twice."""
+        pipeline.command("EVAL", self.source, len(keys), *keys, *args)
+
+
+class PubSub:
+    """A subscription on its own connection; after a failure the next ``get_message``
+    connects again and subscribes to the same channels."""
+
+    def __init__(self, address: Address) -> None:
+        self.address = address
+        self.channels: list[str] = []
+        self._connection: Connection | None = None
+
+    async def subscribe(self, *channels: str) -> None:
+        self.channels.extend(channels)
+        if self._connection is None:
+            await self._connect()
+        else:
+            await self._subscribe(self._connection, list(channels))
+
+    async def _connect(self) -> Connection:
+        connection = await Connection.open(self.address)
+        try:
+            await self._subscribe(connection, self.channels)
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+        return connection
+
+    @staticmethod
+    async def _subscribe(connection: Connection, channels: list[str]) -> None:
+        if channels:
+            for reply in await connection.request(encode(["SUBSCRIBE", *channels]), len(channels)):
+                raise_for_error(reply)
+
+    async def get_message(self, wait: float) -> bytes | None:
+        """The data of the next message on the subscribed channels, or None if none comes
+        within ``wait`` seconds."""
+        connection = self._connection or await self._connect()
+        try:
+            async with asyncio.timeout(wait):
+                while True:
+                    reply = raise_for_error(await connection.read())
+                    if isinstance(reply, list) and reply and reply[0] == b"message":
+                        data: bytes = reply[2]
+                        return data
+        except TimeoutError:
+            return None
+        except RedisError:
+            connection.close()
+            self._connection = None
+            raise
+
+    async def aclose(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
