@@ -1,20 +1,24 @@
 """A small asyncio Redis client: the commands, pipelines, scripts and subscription that the
-event bus and the rate limiter use, over a pool of plain connections.
+event bus and the rate limiter use, over one multiplexed connection.
 
 Why not redis-py: importing ``redis.asyncio`` cost the idle server 5.2 MB (its command
 mixins, cluster, sentinel and OpenTelemetry modules), against issue 9's idle budget of
 80 MB, and every command went through its layers of retry and response callbacks. Replies
 are parsed by ``hiredis`` (C), as they were under redis-py.
 
-Errors: a connection that fails (refused, closed, reset) raises ``RedisConnectionError``;
-an error reply raises ``RedisReplyError``. Neither leaves a connection in the pool.
+Errors: a connection that fails (refused, closed, reset) raises ``RedisConnectionError``
+for every request waiting on it, and the next request opens a new one; an error reply
+raises ``RedisReplyError``. No command that blocks the connection (``BLPOP``, ``WAIT``)
+may be sent: every request shares it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import ssl
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -171,58 +175,99 @@ class Connection:
                 raise RedisConnectionError("Redis closed the connection")
             self._parser.feed(data)
 
+    def write(self, packed: bytes) -> None:
+        self._writer.write(packed)
+
     def close(self) -> None:
         self._writer.close()
 
 
-class Redis:
-    """A pool of up to ``max_connections``; a call beyond them waits up to ``timeout``
-    seconds for one to come back (a burst waits rather than fails)."""
+class Multiplexed:
+    """One connection carrying every request at once: each is written whole as it comes
+    and Redis answers in order, so one reader task hands each reply to the oldest request
+    still waiting. No request waits for another to finish before it is sent (the pool of
+    64 connections this replaced made a burst of 1,000 re-armed polls queue for a free one,
+    with a timer each), and a read often brings many replies at once."""
 
-    def __init__(self, address: Address, *, max_connections: int = 64, timeout: float = 300):
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        # Requests sent and not yet answered, oldest first: (future, replies, received).
+        self._waiting: deque[tuple[asyncio.Future[list[Any]], int, list[Any]]] = deque()
+        self.failed = False
+        self._reader = asyncio.get_running_loop().create_task(self._read_replies())
+
+    def request(self, packed: bytes, replies: int) -> asyncio.Future[list[Any]]:
+        answer: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self._waiting.append((answer, replies, []))
+        self.connection.write(packed)
+        return answer
+
+    async def _read_replies(self) -> None:
+        try:
+            while True:
+                reply = await self.connection.read()
+                if not self._waiting:
+                    raise RedisConnectionError("Redis sent a reply nothing asked for")
+                answer, replies, received = self._waiting[0]
+                received.append(reply)
+                if len(received) == replies:
+                    self._waiting.popleft()
+                    if not answer.done():  # a caller cancelled meanwhile: its reply is dropped
+                        answer.set_result(received)
+        except BaseException as exc:
+            self.failed = True
+            self.connection.close()
+            reason = str(exc) if isinstance(exc, RedisError) else "the Redis client was closed"
+            while self._waiting:
+                answer, _, received = self._waiting.popleft()
+                if not answer.done():
+                    # Nothing answered: Redis had closed the connection before reading the
+                    # request (a restart, a client timeout), so it never ran.
+                    retry = not received and not isinstance(exc, asyncio.CancelledError)
+                    kind = NothingAnswered if retry else RedisConnectionError
+                    answer.set_exception(kind(reason))
+            if not isinstance(exc, (RedisError, asyncio.CancelledError)):
+                raise
+
+    async def close(self) -> None:
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+
+class Redis:
+    """Commands over one multiplexed connection (``Multiplexed``), opened on first use and
+    again after it fails."""
+
+    def __init__(self, address: Address) -> None:
         self.address = address
-        self.timeout = timeout
-        self._idle: list[Connection] = []
-        self._slots = asyncio.Semaphore(max_connections)
+        self._current: Multiplexed | None = None
+        self._opening: asyncio.Lock | None = None
 
     @classmethod
-    def from_url(cls, url: str, *, max_connections: int = 64, timeout: float = 300) -> Redis:
-        return cls(Address.from_url(url), max_connections=max_connections, timeout=timeout)
+    def from_url(cls, url: str) -> Redis:
+        return cls(Address.from_url(url))
+
+    async def _connection(self) -> Multiplexed:
+        current = self._current
+        if current is not None and not current.failed:
+            return current
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:  # a burst of requests opens one connection, not many
+            current = self._current
+            if current is None or current.failed:
+                current = Multiplexed(await Connection.open(self.address))
+                self._current = current
+            return current
 
     async def request(self, packed: bytes, replies: int) -> list[Any]:
-        """Send ``packed`` on a pooled connection and read ``replies`` replies."""
-        if self._slots.locked():
-            try:
-                async with asyncio.timeout(self.timeout):
-                    await self._slots.acquire()
-            except TimeoutError:
-                raise RedisConnectionError("no Redis connection came free in time") from None
-        else:
-            await self._slots.acquire()
+        """Send ``packed`` (one or more commands) and return its ``replies`` replies."""
         try:
-            connection = self._idle.pop() if self._idle else None
-            if connection is not None:
-                try:
-                    return self._keep(connection, await connection.request(packed, replies))
-                except NothingAnswered:
-                    # A pooled connection Redis has closed meanwhile fails before any
-                    # reply; the request goes again, once, on a new connection.
-                    connection.close()
-                except BaseException:
-                    connection.close()
-                    raise
-            connection = await Connection.open(self.address)
-            try:
-                return self._keep(connection, await connection.request(packed, replies))
-            except BaseException:
-                connection.close()  # cancelled or broken mid-reply: its state is unknown
-                raise
-        finally:
-            self._slots.release()
-
-    def _keep(self, connection: Connection, answers: list[Any]) -> list[Any]:
-        self._idle.append(connection)
-        return answers
+            return await (await self._connection()).request(packed, replies)
+        except NothingAnswered:
+            # The connection had been closed by Redis; the request goes again, once.
+            return await (await self._connection()).request(packed, replies)
 
     async def execute_command(self, *args: Arg) -> Any:
         """One command; its reply (bytes, int, None or a list of them)."""
@@ -239,8 +284,9 @@ class Redis:
         return PubSub(self.address)
 
     async def aclose(self) -> None:
-        while self._idle:
-            self._idle.pop().close()
+        if self._current is not None:
+            await self._current.close()
+            self._current = None
 
 
 class Pipeline:

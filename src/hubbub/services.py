@@ -78,19 +78,13 @@ def build_rate_limiter(settings: Settings, clock: Clock, redis: Any) -> RateLimi
     return MemoryRateLimiter(settings.rate_limit, settings.rate_limit_window_seconds, clock)
 
 
-REDIS_MAX_CONNECTIONS = 64
-
-
 def build_services(settings: Settings, *, clock: Clock | None = None) -> Services:
     clock = clock or SystemClock()
     redis = None
     if settings.redis_url:
         from hubbub.redis_client import Redis
 
-        # Under a burst, requests wait for a connection rather than fail.
-        redis = Redis.from_url(
-            settings.redis_url, max_connections=REDIS_MAX_CONNECTIONS, timeout=300
-        )
+        redis = Redis.from_url(settings.redis_url)
     return Services(
         settings=settings,
         db=Database(settings.effective_database_url),
