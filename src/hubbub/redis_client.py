@@ -217,7 +217,12 @@ class Multiplexed:
         except BaseException as exc:
             self.failed = True
             self.connection.close()
-            reason = str(exc) if isinstance(exc, RedisError) else "the Redis client was closed"
+            if isinstance(exc, RedisError):
+                reason = str(exc)
+            elif isinstance(exc, asyncio.CancelledError):
+                reason = "the Redis client was closed"
+            else:  # a reply hiredis could not parse, say
+                reason = f"the Redis connection failed: {exc!r}"
             while self._waiting:
                 answer, _, received = self._waiting.popleft()
                 if not answer.done():
