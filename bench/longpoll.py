@@ -64,25 +64,6 @@ def log(message: str) -> None:
 # --- a minimal HTTP/1.1 client ------------------------------------------------------------
 
 
-async def drop_keys(redis_url: str, pattern: str) -> int:
-    """Delete the keys matching ``pattern`` (the server's namespace); how many there were."""
-    from hubbub.redis_client import Redis
-
-    client = Redis.from_url(redis_url)
-    try:
-        removed, cursor = 0, b"0"
-        while True:
-            cursor, keys = await client.execute_command(
-                "SCAN", cursor, "MATCH", pattern, "COUNT", 1000
-            )
-            if keys:
-                removed += await client.execute_command("DEL", *keys)
-            if cursor == b"0":
-                return int(removed)
-    finally:
-        await client.aclose()
-
-
 class ConnectionClosed(Exception):
     """The server closed the connection before (or while) sending a response."""
 
@@ -318,6 +299,25 @@ def git_commit() -> str:
 
 def redacted(url: str) -> str:
     return re.sub(r"//([^:/@]+):[^@/]*@", r"//\1:***@", url)
+
+
+async def drop_keys(redis_url: str, pattern: str) -> int:
+    """Delete the keys matching ``pattern`` (the server's namespace); how many there were."""
+    from hubbub.redis_client import Redis
+
+    client = Redis.from_url(redis_url)
+    try:
+        removed, cursor = 0, b"0"
+        while True:
+            cursor, keys = await client.execute_command(
+                "SCAN", cursor, "MATCH", pattern, "COUNT", 1000
+            )
+            if keys:
+                removed += await client.execute_command("DEL", *keys)
+            if cursor == b"0":
+                return int(removed)
+    finally:
+        await client.aclose()
 
 
 class Server:

@@ -211,12 +211,17 @@ class TestEnv:
 REDIS_ENV = "HUBBUB_TEST_REDIS_URL"
 
 
-def with_test_redis(settings: Settings) -> Settings:
-    """``settings`` using the test Redis under a fresh key namespace, or skip the test."""
+def redis_url_or_skip() -> str:
+    """The test Redis's URL, or skip the test (a Redis variant)."""
     url = os.environ.get(REDIS_ENV)
     if not url:
         pytest.skip(f"Redis variant: set {REDIS_ENV} to run it")
-    return settings.with_(redis_url=url, redis_namespace=f"test-{uuid.uuid4().hex}")
+    return url
+
+
+def with_test_redis(settings: Settings) -> Settings:
+    """``settings`` using the test Redis under a fresh key namespace, or skip the test."""
+    return settings.with_(redis_url=redis_url_or_skip(), redis_namespace=f"test-{uuid.uuid4().hex}")
 
 
 @asynccontextmanager

@@ -6,7 +6,6 @@ subscription that loses its connection."""
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import AsyncIterator
 
@@ -19,7 +18,7 @@ from hubbub.redis_client import (
     RedisReplyError,
     encode,
 )
-from tests.helpers import REDIS_ENV
+from tests.helpers import redis_url_or_skip
 
 
 def test_urls() -> None:
@@ -50,10 +49,7 @@ def test_encoding() -> None:
 
 @pytest.fixture
 async def redis() -> AsyncIterator[Redis]:
-    url = os.environ.get(REDIS_ENV)
-    if not url:
-        pytest.skip(f"Redis variant: set {REDIS_ENV} to run it")
-    client = Redis.from_url(url)
+    client = Redis.from_url(redis_url_or_skip())
     try:
         yield client
     finally:

@@ -138,28 +138,18 @@ class Connection:
             if address.db:
                 setup.append(["SELECT", address.db])
             if setup:
-                packed = b"".join(encode(command) for command in setup)
-                for reply in await connection.request(packed, len(setup)):
-                    raise_for_error(reply)
+                await connection.call(b"".join(encode(command) for command in setup), len(setup))
         except BaseException:
             connection.close()
             raise
         return connection
 
-    async def request(self, packed: bytes, replies: int) -> list[Any]:
-        """Write ``packed`` (one or more commands) and read ``replies`` replies."""
+    async def call(self, packed: bytes, replies: int) -> list[Any]:
+        """Write ``packed`` and read its ``replies`` replies, raising the first error reply:
+        a new connection's set-up (``AUTH``, ``SELECT``) and a subscription's ``SUBSCRIBE``,
+        before anything else shares the connection."""
         self._writer.write(packed)
-        if len(packed) > READ_SIZE:
-            await self._writer.drain()
-        answers: list[Any] = []
-        try:
-            while len(answers) < replies:
-                answers.append(await self.read())
-        except RedisConnectionError as exc:
-            if not answers:
-                raise NothingAnswered(str(exc)) from exc
-            raise
-        return answers
+        return [raise_for_error(await self.read()) for _ in range(replies)]
 
     async def read(self) -> Any:
         """The next reply (error replies are returned, as ``hiredis.ReplyError``)."""
@@ -389,8 +379,7 @@ class PubSub:
     @staticmethod
     async def _subscribe(connection: Connection, channels: list[str]) -> None:
         if channels:
-            for reply in await connection.request(encode(["SUBSCRIBE", *channels]), len(channels)):
-                raise_for_error(reply)
+            await connection.call(encode(["SUBSCRIBE", *channels]), len(channels))
 
     async def get_message(self, wait: float) -> bytes | None:
         """The data of the next message on the subscribed channels, or None if none comes

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
@@ -13,6 +13,9 @@ from hubbub.events.bus import EventBus, MemoryEventBus
 from hubbub.ratelimit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
+
+if TYPE_CHECKING:  # the Redis client is imported only by servers that use it (idle memory)
+    from hubbub.redis_client import Redis
 
 
 @dataclass
@@ -22,7 +25,7 @@ class Services:
     clock: Clock
     rate_limiter: RateLimiter
     bus: EventBus
-    redis: Any = None
+    redis: Redis | None = None
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
@@ -47,7 +50,7 @@ class Services:
         await self.db.dispose()
 
 
-def build_bus(settings: Settings, clock: Clock, redis: Any) -> EventBus:
+def build_bus(settings: Settings, clock: Clock, redis: Redis | None) -> EventBus:
     if redis is not None:
         from hubbub.events.redis_bus import RedisEventBus
 
@@ -64,7 +67,7 @@ def build_bus(settings: Settings, clock: Clock, redis: Any) -> EventBus:
     )
 
 
-def build_rate_limiter(settings: Settings, clock: Clock, redis: Any) -> RateLimiter:
+def build_rate_limiter(settings: Settings, clock: Clock, redis: Redis | None) -> RateLimiter:
     if settings.rate_limit == 0:
         return NoRateLimiter()
     if redis is not None:
@@ -80,7 +83,7 @@ def build_rate_limiter(settings: Settings, clock: Clock, redis: Any) -> RateLimi
 
 def build_services(settings: Settings, *, clock: Clock | None = None) -> Services:
     clock = clock or SystemClock()
-    redis = None
+    redis: Redis | None = None
     if settings.redis_url:
         from hubbub.redis_client import Redis
 

@@ -378,8 +378,7 @@ class RedisEventBus:
         raw = await self.redis.execute_command("HGET", self._q(queue_id), "cred")
         if raw is None:
             return False
-        text = raw.decode() if isinstance(raw, bytes) else raw
-        verified_at, _, stored = text.partition(":")
+        verified_at, _, stored = raw.decode().partition(":")
         return credentials_fresh(stored, float(verified_at), digest, now)
 
     async def forget_credentials(self, user_ids: list[int]) -> None:
@@ -542,7 +541,7 @@ class RedisEventBus:
         expired = 0
         due = await self.redis.execute_command("ZRANGEBYSCORE", f"{self.ns}:queues", "-inf", now)
         for raw in due:
-            queue_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+            queue_id = raw.decode()
             # Remove from the index first: only the worker that wins this deletes the queue.
             if await self.redis.execute_command("ZREM", f"{self.ns}:queues", queue_id):
                 with contextlib.suppress(BadEventQueueIdError):
