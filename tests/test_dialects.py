@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 import sqlalchemy as sa
 
 from hubbub.db.dialects import for_name, ids_argument
-from hubbub.db.tables import user_profile
+from hubbub.db.engine import Database
+from hubbub.db.migrate import upgrade
+from hubbub.db.tables import realm, user_profile
+from tests.conftest import PG_ENV
 from tests.helpers import TestEnv
 
 
@@ -24,3 +30,55 @@ async def test_in_ids_matches_exactly_the_given_ids(env: TestEnv) -> None:
         assert await matching([]) == []
         # A long list (the size of a big stream's subscribers) is one argument.
         assert await matching(list(range(-2000, 0)) + ids) == ids
+
+
+async def test_a_connection_the_server_ended_is_replaced(postgres_url: str | None) -> None:
+    """PostgreSQL: the pool pings no connection before use (three round trips each);
+    one whose session the server ended, as a restart does, is refused at checkout and
+    replaced, so the next request does not fail."""
+    if postgres_url is None:
+        pytest.skip(f"PostgreSQL variant: set {PG_ENV} to run it")
+    db = Database(postgres_url)
+    try:
+        async with db.read() as conn:
+            pid = await conn.scalar(sa.text("SELECT pg_backend_pid()"))
+        async with db.read() as conn:
+            # The pool hands back its one idle connection.
+            assert await conn.scalar(sa.text("SELECT pg_backend_pid()")) == pid
+        # The server ends that session while it is idle in the pool.
+        other = Database(postgres_url)
+        try:
+            async with other.read() as conn:
+                await conn.execute(sa.text(f"SELECT pg_terminate_backend({pid})"))
+        finally:
+            await other.dispose()
+        # Let the event loop see the closed socket, as it would between two requests.
+        await asyncio.sleep(0.2)
+        async with db.read() as conn:
+            assert await conn.scalar(sa.text("SELECT pg_backend_pid()")) != pid
+    finally:
+        await db.dispose()
+
+
+async def test_reads_see_what_was_committed_and_run_no_transaction(database_url: str) -> None:
+    """PostgreSQL reads run without BEGIN (each statement its own snapshot, as READ
+    COMMITTED gives anyway); SQLite's read is one snapshot transaction."""
+    db = Database(database_url)
+    try:
+        await upgrade(db)
+        async with db.read() as conn:
+            before = await conn.scalar(sa.select(sa.func.count()).select_from(realm))
+            async with db.write() as writer:
+                await writer.execute(
+                    sa.insert(realm).values(string_id="snap", name="Snap", date_created=0)
+                )
+            after = await conn.scalar(sa.select(sa.func.count()).select_from(realm))
+            if db.is_sqlite:
+                assert after == before
+            else:
+                assert after == before + 1
+                # Each statement is a transaction of its own: two get two ids.
+                first = await conn.scalar(sa.text("SELECT txid_current()"))
+                assert await conn.scalar(sa.text("SELECT txid_current()")) != first
+    finally:
+        await db.dispose()

@@ -43,6 +43,12 @@ class Database:
             Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
         self.engine: AsyncEngine = self.dialect.create_engine(self.url)
         self.write_engine: AsyncEngine = self.dialect.create_write_engine(self.url) or self.engine
+        # The same pool as ``engine``, with the dialect's options for read transactions.
+        self.read_engine: AsyncEngine = (
+            self.engine.execution_options(**self.dialect.READ_EXECUTION_OPTIONS)
+            if self.dialect.READ_EXECUTION_OPTIONS
+            else self.engine
+        )
         self._write_lock = asyncio.Lock() if self.dialect.SERIALIZE_WRITES else None
 
     @property
@@ -51,8 +57,9 @@ class Database:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
-        """A read transaction (SQLite: one snapshot; PostgreSQL: READ COMMITTED, per statement)."""
-        async with self.engine.connect() as conn, conn.begin():
+        """A read transaction (SQLite: one snapshot; PostgreSQL: each statement its own
+        snapshot, as READ COMMITTED gives, without BEGIN and COMMIT)."""
+        async with self.read_engine.connect() as conn, conn.begin():
             yield conn
 
     @asynccontextmanager

@@ -29,6 +29,8 @@ ENGINE_KWARGS: dict[str, Any] = {
     "pool_timeout": POOL_TIMEOUT_SECONDS,
 }
 SERIALIZE_WRITES = True
+# A read transaction is one snapshot: it keeps its BEGIN and COMMIT.
+READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 
 # WAL checkpoints. A send to a stream of 1,000 subscribers dirties ~2,000 pages (each
 # recipient's end of the user-major user_message indexes), more than SQLite's default
