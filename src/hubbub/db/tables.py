@@ -439,11 +439,18 @@ message = sa.Table(
 user_message = sa.Table(
     "user_message",
     metadata,
-    sa.Column(
-        "user_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), primary_key=True
-    ),
-    sa.Column("message_id", sa.ForeignKey("message.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("user_profile_id", sa.Integer, primary_key=True),
+    sa.Column("message_id", sa.Integer, primary_key=True),
     sa.Column("flags", sa.BigInteger, nullable=False, server_default="0"),
+    # SQLite only: on PostgreSQL each row's check is a trigger that locks the referenced
+    # row, most of a big send's insert (migration 0011). hubbub keeps the references
+    # itself: it deletes a message's rows before the message, and never deletes users.
+    sa.ForeignKeyConstraint(["user_profile_id"], ["user_profile.id"], ondelete="CASCADE").ddl_if(
+        dialect="sqlite"
+    ),
+    sa.ForeignKeyConstraint(["message_id"], ["message.id"], ondelete="CASCADE").ddl_if(
+        dialect="sqlite"
+    ),
     sa.Index("ix_user_message_message_id", "message_id"),
     # Unread messages per user (unread counts, first_unread, mark-all-read).
     sa.Index(
