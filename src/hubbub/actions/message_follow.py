@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hubbub.actions.user_topics import do_set_user_topic_visibility_policy
-from hubbub.db.tables import message
+from hubbub.db.tables import message, subscription, user_topic
 from hubbub.models import Stream, User
 from hubbub.queries.streams import get_stream_by_id, get_subscription
 from hubbub.queries.user_settings import get_json_user_settings
@@ -35,15 +35,34 @@ from hubbub.transaction import Tx
 
 _PARTICIPATION, _SEND, _INITIATION = 1, 2, 3
 
-# Whether the topic had a message before this one; built once (every stream send asks).
-_EARLIER_IN_TOPIC = (
-    sa.select(message.c.id)
+# What the sender's policies depend on, in one statement (every stream send asks): the
+# sender's subscription (NULL when not an active subscriber, else whether it is muted),
+# whether the topic had a message before this one, and the sender's policy for the topic
+# (NULL: none; matched case-insensitively, as the unique index on lower(topic_name)).
+_SENDER_TOPIC_STATE = sa.select(
+    sa.select(subscription.c.is_muted)
     .where(
-        message.c.recipient_id == sa.bindparam("recipient_id"),
-        sa.func.lower(message.c.topic) == sa.bindparam("topic"),
-        message.c.id != sa.bindparam("message_id"),
+        subscription.c.user_profile_id == sa.bindparam("user_id"),
+        subscription.c.stream_id == sa.bindparam("stream_id"),
+        subscription.c.active,
     )
-    .limit(1)
+    .scalar_subquery()
+    .label("muted"),
+    sa.exists(
+        sa.select(message.c.id).where(
+            message.c.recipient_id == sa.bindparam("recipient_id"),
+            sa.func.lower(message.c.topic) == sa.bindparam("topic"),
+            message.c.id != sa.bindparam("message_id"),
+        )
+    ).label("earlier"),
+    sa.select(user_topic.c.visibility_policy)
+    .where(
+        user_topic.c.user_profile_id == sa.bindparam("user_id"),
+        user_topic.c.stream_id == sa.bindparam("stream_id"),
+        sa.func.lower(user_topic.c.topic_name) == sa.bindparam("topic"),
+    )
+    .scalar_subquery()
+    .label("current"),
 )
 
 
@@ -72,25 +91,10 @@ async def apply_automatic_policies(
     """Change the policies; the sender's new policy, if it changed. ``sender_settings``:
     ``get_json_user_settings`` of the sender (the send has read them to render)."""
     result: int | None = None
-    sub = await get_subscription(tx.conn, sender.id, target.id)
-    if not sender.is_bot and sub is not None and sub.active:
-        params = {"recipient_id": recipient_id, "topic": topic.lower(), "message_id": message_id}
-        earlier = (await tx.conn.execute(_EARLIER_IN_TOPIC, params)).first()
-        initiation = earlier is None
-        current = await _current(tx, sender.id, target, topic)
-        new: VisibilityPolicy | None = None
-        if _applies(sender_settings["automatically_follow_topics_policy"], initiation):
-            if current != VisibilityPolicy.FOLLOWED:
-                new = VisibilityPolicy.FOLLOWED
-        elif (
-            sub.is_muted
-            and _applies(
-                sender_settings["automatically_unmute_topics_in_muted_streams_policy"],
-                initiation,
-            )
-            and current not in (VisibilityPolicy.UNMUTED, VisibilityPolicy.FOLLOWED)
-        ):
-            new = VisibilityPolicy.UNMUTED
+    if not sender.is_bot:
+        new = await _sender_policy(
+            tx, sender, target, topic, message_id, recipient_id, sender_settings
+        )
         if new is not None:
             await do_set_user_topic_visibility_policy(tx, sender, target, topic, new, now=now)
             result = int(new)
@@ -107,6 +111,41 @@ async def apply_automatic_policies(
             tx, user, target, topic, VisibilityPolicy.FOLLOWED, now=now
         )
     return result
+
+
+async def _sender_policy(
+    tx: Tx,
+    sender: User,
+    target: Stream,
+    topic: str,
+    message_id: int,
+    recipient_id: int,
+    sender_settings: dict[str, Any],
+) -> VisibilityPolicy | None:
+    """The policy the sender's settings give the topic, if it changes (only for an active
+    subscriber)."""
+    params = {
+        "user_id": sender.id,
+        "stream_id": target.id,
+        "recipient_id": recipient_id,
+        "topic": topic.lower(),
+        "message_id": message_id,
+    }
+    state = (await tx.conn.execute(_SENDER_TOPIC_STATE, params)).one()
+    if state.muted is None:
+        return None
+    initiation = not state.earlier
+    current = VisibilityPolicy.INHERIT if state.current is None else int(state.current)
+    if _applies(sender_settings["automatically_follow_topics_policy"], initiation):
+        return VisibilityPolicy.FOLLOWED if current != VisibilityPolicy.FOLLOWED else None
+    unmute = sender_settings["automatically_unmute_topics_in_muted_streams_policy"]
+    if (
+        state.muted
+        and _applies(unmute, initiation)
+        and current not in (VisibilityPolicy.UNMUTED, VisibilityPolicy.FOLLOWED)
+    ):
+        return VisibilityPolicy.UNMUTED
+    return None
 
 
 async def apply_participation_policy(

@@ -22,7 +22,7 @@ import orjson
 import sqlalchemy as sa
 
 from hubbub.actions.attachments import do_update_scheduled_message_attachments
-from hubbub.actions.message_recipients import resolve_direct_recipients, stream_recipient_id
+from hubbub.actions.message_recipients import resolve_direct_recipients
 from hubbub.actions.send_message import (
     access_stream_for_send,
     check_wildcard_mentions,
@@ -36,7 +36,6 @@ from hubbub.markdown import render_markdown
 from hubbub.models import Realm, User
 from hubbub.queries.render_context import load_render_context
 from hubbub.queries.scheduled_messages import access_scheduled_message, scheduled_message_dict
-from hubbub.queries.streams import get_subscriber_ids
 from hubbub.transaction import Tx
 
 NOT_IN_FUTURE = "Scheduled delivery time must be in the future."
@@ -121,9 +120,7 @@ async def check_scheduled_message(
         assert isinstance(to, int)
         topic = normalize_topic(realm, topic)
         content = normalize_content(content)
-        target, _ = await access_stream_for_send(tx, sender, to)
-        recipient_id = await stream_recipient_id(tx.conn, target.id)
-        subscribers = (await get_subscriber_ids(tx.conn, [target.id]))[target.id]
+        target, subscribers, recipient_id = await access_stream_for_send(tx, sender, to)
         ctx = await load_render_context(tx.conn, realm, sender, realm_url=realm_url)
         rendered = render_markdown(content, ctx)
         await check_wildcard_mentions(

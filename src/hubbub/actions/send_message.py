@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -49,7 +49,7 @@ from hubbub.queries.messages import (
     flag_names,
 )
 from hubbub.queries.render_context import load_render_context
-from hubbub.queries.streams import get_stream_by_id, get_stream_by_name, get_subscriber_ids
+from hubbub.queries.streams import get_send_stream, get_subscriber_ids
 from hubbub.queries.user_dicts import avatar_url
 from hubbub.queries.user_settings import get_json_user_settings
 from hubbub.transaction import Tx
@@ -131,16 +131,22 @@ def check_stream_post_permission(sender: User, target: Stream) -> None:
         raise JsonableError("New members cannot send to this stream.")
 
 
-async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> tuple[Stream, set[int]]:
-    """The target stream and its subscribers' ids (the sender may not be among them)."""
-    if isinstance(to, int):
-        target = await get_stream_by_id(tx.conn, sender.realm_id, to)
-        if target is None or target.deactivated:
+class SendTarget(NamedTuple):
+    stream: Stream
+    # Its active subscribers (the sender may not be among them).
+    subscribers: set[int]
+    recipient_id: int
+
+
+async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> SendTarget:
+    """The stream ``sender`` may send to (by id or name), with its subscribers and its
+    recipient id (the row is created by the stream's first message)."""
+    found = await get_send_stream(tx.conn, sender.realm_id, to)
+    if found is None or found[0].deactivated:
+        if isinstance(to, int):
             raise StreamIdDoesNotExistError(to)
-    else:
-        target = await get_stream_by_name(tx.conn, sender.realm_id, to)
-        if target is None or target.deactivated:
-            raise StreamDoesNotExistError(to)
+        raise StreamDoesNotExistError(to)
+    target, recipient_id = found
     check_stream_post_permission(sender, target)
     subscribers = (await get_subscriber_ids(tx.conn, [target.id]))[target.id]
     subscribed = sender.id in subscribers
@@ -148,7 +154,9 @@ async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> tuple[S
     # everywhere but web-public streams) need a subscription.
     if (target.invite_only or sender.is_guest) and not target.is_web_public and not subscribed:
         raise JsonableError(f"Not authorized to send to stream '{target.name}'")
-    return target, set(subscribers)
+    if recipient_id is None:
+        recipient_id = await stream_recipient_id(tx.conn, target.id)
+    return SendTarget(target, set(subscribers), recipient_id)
 
 
 @dataclass(frozen=True)
@@ -181,9 +189,10 @@ async def check_send_message(
     subscriber_count = 0
     if req.type == "stream":
         topic = normalize_topic(realm, req.topic)
-        target, user_ids = await access_stream_for_send(tx, sender, parse_stream_to(req.to))
+        target, user_ids, recipient_id = await access_stream_for_send(
+            tx, sender, parse_stream_to(req.to)
+        )
         sender_subscribed = sender.id in user_ids
-        recipient_id = await stream_recipient_id(tx.conn, target.id)
         subscriber_count = len(user_ids)
     else:
         topic = ""

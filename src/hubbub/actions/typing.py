@@ -16,7 +16,7 @@ from hubbub.actions.send_message import access_stream_for_send
 from hubbub.db.tables import user_profile
 from hubbub.errors import JsonableError
 from hubbub.models import User
-from hubbub.queries.streams import access_stream_by_id, get_subscriber_ids
+from hubbub.queries.streams import access_stream_by_id
 from hubbub.queries.user_settings import get_user_settings
 from hubbub.transaction import Tx
 
@@ -70,8 +70,7 @@ async def check_send_stream_typing(
         raise JsonableError("User has disabled typing notifications for stream messages")
     target, _sub = await access_stream_by_id(tx.conn, sender, stream_id)
     # Typing is only announced where the user could send the message.
-    await access_stream_for_send(tx, sender, target.id)
-    subscribers = (await get_subscriber_ids(tx.conn, [target.id]))[target.id]
+    subscribers = (await access_stream_for_send(tx, sender, target.id)).subscribers
     if len(subscribers) > MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS:
         return
     event = {

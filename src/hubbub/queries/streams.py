@@ -16,10 +16,11 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
-from hubbub.db.tables import default_stream, stream, subscription, user_profile
+from hubbub.db.tables import default_stream, recipient, stream, subscription, user_profile
 from hubbub.errors import JsonableError, StreamDoesNotExistError
 from hubbub.models import Stream, Subscription, User
 from hubbub.permissions import Policy
+from hubbub.queries.message_dicts import RECIPIENT_STREAM
 
 # The send path's reads, built once: building a statement and its cache key cost more
 # than running it (docs/architecture.md, "Hot statements are built once").
@@ -28,6 +29,16 @@ _ACTIVE_STREAM = sa.select(stream).where(
 )
 _STREAM_BY_ID = _ACTIVE_STREAM.where(stream.c.id == sa.bindparam("stream_id"))
 _STREAM_BY_NAME = _ACTIVE_STREAM.where(sa.func.lower(stream.c.name) == sa.bindparam("name"))
+# A send's target with its recipient row's id in the same statement (NULL until the
+# stream's first message creates the row).
+_STREAM_RECIPIENT = (
+    sa.select(recipient.c.id)
+    .where(recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == stream.c.id)
+    .scalar_subquery()
+    .label("recipient_id")
+)
+_SEND_STREAM_BY_ID = _STREAM_BY_ID.add_columns(_STREAM_RECIPIENT)
+_SEND_STREAM_BY_NAME = _STREAM_BY_NAME.add_columns(_STREAM_RECIPIENT)
 _SUBSCRIBERS = PerDialect(
     lambda dialect: (
         sa.select(subscription.c.stream_id, subscription.c.user_profile_id)
@@ -57,6 +68,22 @@ async def get_stream_by_name(conn: AsyncConnection, realm_id: int, name: str) ->
     params = {"realm_id": realm_id, "name": name.lower()}
     row = (await conn.execute(_STREAM_BY_NAME, params)).first()
     return Stream.from_row(row) if row else None
+
+
+async def get_send_stream(
+    conn: AsyncConnection, realm_id: int, to: int | str
+) -> tuple[Stream, int | None] | None:
+    """The active stream a message goes to (by id, or by case-insensitive name) and its
+    recipient id, if the stream has its recipient row yet."""
+    if isinstance(to, int):
+        params: dict[str, Any] = {"realm_id": realm_id, "stream_id": to}
+        row = (await conn.execute(_SEND_STREAM_BY_ID, params)).first()
+    else:
+        params = {"realm_id": realm_id, "name": to.lower()}
+        row = (await conn.execute(_SEND_STREAM_BY_NAME, params)).first()
+    if row is None:
+        return None
+    return Stream.from_row(row), row.recipient_id
 
 
 async def list_streams(conn: AsyncConnection, realm_id: int) -> list[Stream]:
