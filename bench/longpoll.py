@@ -267,6 +267,15 @@ def tree_rss_mb(pid: int) -> float:
     return total
 
 
+def tree_peak_rss_mb(pid: int) -> float:
+    """The sum of each process's own peak RSS (they need not peak at once)."""
+    total = 0.0
+    for member in process_tree(pid):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            total += proc_status_kb(member, "VmHWM") / 1024
+    return total
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of the whole process (all its threads), in seconds."""
     with open(f"/proc/{pid}/stat") as stat:
@@ -458,10 +467,10 @@ async def wait_until_quiet(
     """Wait until the server uses less than ``threshold`` of a core over ``window`` seconds
     (it has worked through every request it had); return the seconds waited."""
     started = time.monotonic()
-    previous = cpu_seconds(pid)
+    previous = tree_cpu_seconds(pid)
     while time.monotonic() - started < limit:
         await asyncio.sleep(window)
-        current = cpu_seconds(pid)
+        current = tree_cpu_seconds(pid)
         if (current - previous) / window < threshold:
             return time.monotonic() - started
         previous = current

@@ -55,15 +55,15 @@ from longpoll import (
     basic_auth,
     bounded,
     client_collector_paused,
-    cpu_seconds,
     latency_summary,
     log,
     ms,
-    proc_status_kb,
     raise_nofile_limit,
     result_header,
-    rss_mb,
     run_and_save,
+    tree_cpu_seconds,
+    tree_peak_rss_mb,
+    tree_rss_mb,
     wait_until_quiet,
 )
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -579,16 +579,16 @@ class Bench:
 
     async def phase(self, name: str, work: Callable[[], Awaitable[Any]]) -> Any:
         pid = self.server.pid
-        wall, cpu = time.monotonic(), cpu_seconds(pid)
+        wall, cpu = time.monotonic(), tree_cpu_seconds(pid)
         log(f"{name} ...")
         value = await work()
         wall_s = time.monotonic() - wall
-        cpu_s = cpu_seconds(pid) - cpu
+        cpu_s = tree_cpu_seconds(pid) - cpu
         self.phases[name] = {
             "wall_s": round(wall_s, 2),
             "server_cpu_s": round(cpu_s, 2),
             "server_cpu_pct": round(100 * cpu_s / max(wall_s, 1e-6), 1),
-            "rss_after_mb": round(rss_mb(pid), 1),
+            "rss_after_mb": round(tree_rss_mb(pid), 1),
         }
         log(f"{name}: {wall_s:.1f}s wall, server CPU {cpu_s:.1f}s ({100 * cpu_s / wall_s:.0f}%)")
         return value
@@ -856,7 +856,7 @@ class Bench:
         await poller.arm_all(clients, 0, pid)
         await wait_until_quiet(pid)
         await asyncio.sleep(1.0)
-        rss_polls = rss_mb(pid)
+        rss_polls = tree_rss_mb(pid)
         overall: list[float] = []
         rounds: list[dict[str, Any]] = []
         errors = 0
@@ -870,7 +870,7 @@ class Bench:
                 waits = [asyncio.ensure_future(self.wait_for(poller, c, marker)) for c in live]
                 await asyncio.sleep(0)
                 with client_collector_paused():
-                    cpu0 = cpu_seconds(pid)
+                    cpu0 = tree_cpu_seconds(pid)
                     t0 = time.perf_counter()
                     sent = await api_call(
                         sender_conn,
@@ -886,7 +886,7 @@ class Bench:
                     )
                     post_ms = ms(time.perf_counter() - t0)
                     done, not_done = await asyncio.wait(waits, timeout=args.round_timeout)
-                    server_cpu = cpu_seconds(pid) - cpu0
+                    server_cpu = tree_cpu_seconds(pid) - cpu0
                     for w in not_done:
                         w.cancel()
                 lat = [
@@ -998,7 +998,7 @@ async def seed(args: argparse.Namespace, r: dict[str, Any], server: Server, seed
     server.start()
     await server.wait_ready()
     await asyncio.sleep(1.0)
-    r["memory"]["idle_rss_empty_mb"] = round(rss_mb(server.pid), 1)
+    r["memory"]["idle_rss_empty_mb"] = round(tree_rss_mb(server.pid), 1)
     owner = basic_auth(*server.owner_credentials())
     seed_started = time.monotonic()
     with seeder.progress:
@@ -1030,6 +1030,7 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
             "messages": sizes.messages,
             "direct_message_groups": sizes.groups,
             **backend_config(args),
+            "workers": args.workers,
             "send_rate": args.send_rate,
             "duration_s": args.duration,
             "pollers": args.pollers,
@@ -1054,15 +1055,15 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
         r["server"] = {"startup_s": round(await server.wait_ready(), 2)}
         await asyncio.sleep(2.0)
         pid = server.pid
-        cpu_start = cpu_seconds(pid)
-        memory["idle_rss_seeded_mb"] = round(rss_mb(pid), 1)
+        cpu_start = tree_cpu_seconds(pid)
+        memory["idle_rss_seeded_mb"] = round(tree_rss_mb(pid), 1)
         log(f"server pid {pid}; idle RSS {memory['idle_rss_seeded_mb']} MB")
         bench = Bench(args, server, seeder)
         r["endpoints"] = await bench.measure()
         r["phases"] = bench.phases
-        memory["rss_end_mb"] = round(rss_mb(pid), 1)
-        memory["peak_rss_mb"] = round(proc_status_kb(pid, "VmHWM") / 1024, 1)
-        r["server_cpu_s"] = round(cpu_seconds(pid) - cpu_start, 2)
+        memory["rss_end_mb"] = round(tree_rss_mb(pid), 1)
+        memory["peak_rss_mb"] = round(tree_peak_rss_mb(pid), 1)
+        r["server_cpu_s"] = round(tree_cpu_seconds(pid) - cpu_start, 2)
     finally:
         server.stop()
         with contextlib.suppress(Exception):
@@ -1163,6 +1164,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--registers", type=int, default=200)
     parser.add_argument("--database-url", default="", help="passed to hubbub serve")
     parser.add_argument("--redis-url", default="", help="passed to hubbub serve")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="passed to hubbub serve (PostgreSQL + Redis); CPU and memory are then the sums",
+    )
     parser.add_argument("--json", type=Path, help="default bench/results/messages-<scale>.json")
     parser.add_argument(
         "--keep", type=Path, help="seed into (or reuse) this directory, as bench/load.py does"
@@ -1170,6 +1177,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.scale <= 0 or args.send_rate <= 0 or args.duration <= 0:
         parser.error("--scale, --send-rate and --duration must be positive")
+    if args.workers > 1 and not (args.database_url and args.redis_url):
+        parser.error("--workers above 1 needs --database-url (PostgreSQL) and --redis-url")
     return args
 
 
@@ -1177,6 +1186,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     raise_nofile_limit()
     suffix = "-postgresql" if args.database_url.startswith("postgres") else ""
+    suffix += f"-w{args.workers}" if args.workers > 1 else ""
     json_path = args.json or RESULTS_DIR / f"messages-{args.scale:g}{suffix}.json"
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="hubbub-bench-msgs-"))
     workdir.mkdir(parents=True, exist_ok=True)
