@@ -4,7 +4,6 @@ recomputes them (``actions/edit_content.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -79,13 +78,17 @@ async def get_mention_targets(
     alert_words: dict[int, list[str]],
     *,
     stream_recipient: tuple[int, str] | None,
+    new_sender_id: int | None = None,
 ) -> MentionTargets:
     """``stream_recipient`` is the (recipient id, topic) of a stream message, whose topic
-    wildcard reaches the topic's participants; None for direct messages."""
+    wildcard reaches the topic's participants; None for direct messages.
+    ``new_sender_id``: the sender of a message not written yet, a participant too."""
     members: set[int] = set()
     for group_id in rendered.mentioned_group_ids:
         members.update(await get_group_member_ids(tx.conn, realm_id, group_id))
-    participants: Iterable[int] = ()
+    participants: set[int] = set()
     if rendered.mentions_topic_wildcard and stream_recipient is not None:
         participants = await topic_participants(tx, *stream_recipient)
+        if new_sender_id is not None:
+            participants.add(new_sender_id)
     return MentionTargets(rendered, frozenset(members), frozenset(participants), alert_words)

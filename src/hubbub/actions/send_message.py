@@ -28,7 +28,7 @@ from hubbub.actions.message_recipients import (
 )
 from hubbub.actions.push_notifications import enqueue_message_push
 from hubbub.db.dialects import for_name
-from hubbub.db.tables import message, muted_user, stream
+from hubbub.db.tables import muted_user, stream
 from hubbub.errors import (
     JsonableError,
     StreamDoesNotExistError,
@@ -59,7 +59,6 @@ MAX_TOPIC_LENGTH = 60
 TRUNCATED_SUFFIX = "\n[message truncated]"
 
 # Statements every send runs, built once (docs/architecture.md, "Hot statements are built once").
-_INSERT_MESSAGE = sa.insert(message).returning(message.c.id)
 _MUTERS = sa.select(muted_user.c.user_profile_id).where(
     muted_user.c.muted_user_id == sa.bindparam("sender_id")
 )
@@ -244,14 +243,13 @@ async def check_send_message(
         "has_image": rendered.has_image,
         "has_link": rendered.has_link,
     }
-    message_id = int((await tx.conn.execute(_INSERT_MESSAGE, values)).scalar_one())
-
     targets = await get_mention_targets(
         tx,
         realm.id,
         rendered,
         words,
         stream_recipient=(recipient_id, topic) if target is not None else None,
+        new_sender_id=sender.id,
     )
     muters = {uid for (uid,) in await tx.conn.execute(_MUTERS, {"sender_id": sender.id})}
     read_by_sender = (
@@ -274,7 +272,8 @@ async def check_send_message(
         if target is None:
             value |= IS_PRIVATE
         flags[uid] = value
-    await for_name(tx.conn.dialect.name).insert_user_messages(tx.conn, message_id, flags)
+    # The message and its rows; one statement on PostgreSQL.
+    message_id = await for_name(tx.conn.dialect.name).insert_message(tx.conn, values, flags)
     await do_update_message_attachments(tx, sender, message_id, content, new=True)
     await enqueue_message_push(
         tx, realm, sender, message_id, flags, is_stream=target is not None, now=now

@@ -67,25 +67,39 @@ def insert(table: sa.Table) -> Any:
     return pg_insert(table)
 
 
-_INSERT_USER_MESSAGES = sa.text(
-    "INSERT INTO user_message (user_profile_id, message_id, flags) "
-    "SELECT recipient, :message_id, bits FROM unnest(:user_ids, :flags) AS r(recipient, bits)"
-).bindparams(
-    sa.bindparam("user_ids", type_=ARRAY(sa.Integer)),
-    sa.bindparam("flags", type_=ARRAY(sa.BigInteger)),
-)
+_INSERT_MESSAGE: dict[tuple[str, ...], sa.TextClause] = {}
 
 
-async def insert_user_messages(
-    conn: AsyncConnection, message_id: int, flags: dict[int, int]
-) -> None:
-    """A new message's user_message rows, one per recipient (``flags``: user id -> bits),
-    in one statement of two arrays: an executemany sends a big stream's 1,000 rows one by
-    one."""
-    await conn.execute(
-        _INSERT_USER_MESSAGES,
-        {"message_id": message_id, "user_ids": list(flags), "flags": list(flags.values())},
-    )
+def _insert_message_statement(columns: tuple[str, ...]) -> sa.TextClause:
+    """The message and its rows in one statement (one round trip, not two): the rows'
+    insert reads the message's id from the first insert's RETURNING. The recipients come
+    as two arrays: an executemany sends a big stream's 1,000 rows one by one."""
+    statement = _INSERT_MESSAGE.get(columns)
+    if statement is None:
+        names = ", ".join(columns)
+        params = ", ".join(f":{name}" for name in columns)
+        statement = sa.text(
+            f"WITH new_message AS (INSERT INTO message ({names}) VALUES ({params}) RETURNING id), "
+            "rows AS (INSERT INTO user_message (user_profile_id, message_id, flags) "
+            "SELECT recipient, (SELECT id FROM new_message), bits "
+            "FROM unnest(:user_ids, :flags) AS r(recipient, bits)) "
+            "SELECT id FROM new_message"
+        ).bindparams(
+            sa.bindparam("user_ids", type_=ARRAY(sa.Integer)),
+            sa.bindparam("flags", type_=ARRAY(sa.BigInteger)),
+        )
+        _INSERT_MESSAGE[columns] = statement
+    return statement
+
+
+async def insert_message(
+    conn: AsyncConnection, values: dict[str, Any], flags: dict[int, int]
+) -> int:
+    """A new message (``values``: its columns) and its user_message rows, one per
+    recipient (``flags``: user id -> bits); returns its id."""
+    statement = _insert_message_statement(tuple(values))
+    params = {**values, "user_ids": list(flags), "flags": list(flags.values())}
+    return int((await conn.execute(statement, params)).scalar_one())
 
 
 def in_ids(column: sa.ColumnElement[int], key: str) -> sa.ColumnElement[bool]:

@@ -16,6 +16,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from hubbub.db.tables import message
+
 BUSY_TIMEOUT_MS = 10_000
 # Writes are serialized in-process, so the pool only needs room for concurrent readers.
 POOL_SIZE = 8
@@ -213,17 +215,23 @@ def insert(table: sa.Table) -> Any:
     return sqlite_insert(table)
 
 
-async def insert_user_messages(
-    conn: AsyncConnection, message_id: int, flags: dict[int, int]
-) -> None:
-    """A new message's user_message rows, one per recipient (``flags``: user id -> bits).
+_INSERT_MESSAGE = sa.insert(message).returning(message.c.id)
 
-    The driver's own executemany: SQLAlchemy's built each of a big stream's 1,000 rows
-    into a parameter dictionary first (~2 ms of a send)."""
+
+async def insert_message(
+    conn: AsyncConnection, values: dict[str, Any], flags: dict[int, int]
+) -> int:
+    """A new message (``values``: its columns) and its user_message rows, one per
+    recipient (``flags``: user id -> bits); returns its id.
+
+    The rows go through the driver's own executemany: SQLAlchemy's built each of a big
+    stream's 1,000 rows into a parameter dictionary first (~2 ms of a send)."""
+    message_id = int((await conn.execute(_INSERT_MESSAGE, values)).scalar_one())
     await conn.exec_driver_sql(
         "INSERT INTO user_message (user_profile_id, message_id, flags) VALUES (?, ?, ?)",
         [(user_id, message_id, bits) for user_id, bits in flags.items()],
     )
+    return message_id
 
 
 def in_ids(column: sa.ColumnElement[int], key: str) -> sa.ColumnElement[bool]:
