@@ -12,12 +12,16 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 # pool_timeout: a burst queues for a connection rather than failing after 30 s.
+# No overflow: SQLAlchemy closes an overflow connection when it is returned, so bursts of
+# more than pool_size transactions opened connections again and again (~100 in one
+# bench/messages.py run at 200 sends/s), each a server process preparing every statement
+# anew; twenty that stay open hold the same maximum.
 # No pool_pre_ping: SQLAlchemy's ping of an asyncpg connection is three round trips
 # (BEGIN, an empty query, ROLLBACK) on every checkout, six of a stream send's 21 (see
 # ``_check_open``, which catches the common case without any).
 ENGINE_KWARGS: dict[str, Any] = {
-    "pool_size": 10,
-    "max_overflow": 10,
+    "pool_size": 20,
+    "max_overflow": 0,
     "pool_timeout": 300,
 }
 SERIALIZE_WRITES = False
