@@ -771,10 +771,22 @@ class Bench:
         by_kind: dict[str, Samples] = {}
         lateness: list[float] = []
         from_due: list[float] = []
-        planned = [self.pick_send() for _ in range(total)]
+        # Latencies by the second of the run they were due in: where the slow ones bunch.
+        by_second: dict[int, list[float]] = {}
+        # The first --send-warmup seconds of the same stream are sent but not counted: they
+        # open the connections (the client's, and the server's database pool up to its
+        # size, each preparing its statements), which a running server has done long ago.
+        warmup = round(args.send_rate * args.send_warmup)
+        planned = [self.pick_send() for _ in range(warmup + total)]
 
         async def send(kind: str, sender: SeedUser, form: dict[str, str], due: float) -> None:
             conn = await pool.get()
+            if due < t0:
+                try:
+                    await timed(conn, Samples(), "POST", "/messages", auth=sender.auth, form=form)
+                finally:
+                    pool.put_nowait(conn)
+                return
             try:
                 lateness.append(time.perf_counter() - due)
                 samples = by_kind.setdefault(kind, Samples())
@@ -783,15 +795,16 @@ class Bench:
                 if len(samples.latencies) > before:
                     overall.latencies.append(samples.latencies[-1])
                     from_due.append(time.perf_counter() - due)
+                    by_second.setdefault(int(due - t0), []).append(samples.latencies[-1])
                 else:
                     overall.error(kind)
             finally:
                 pool.put_nowait(conn)
 
         tasks = []
-        t0 = time.perf_counter() + 0.1
+        t0 = time.perf_counter() + 0.1 + warmup / args.send_rate
         for i, (kind, sender, form) in enumerate(planned):
-            due = t0 + i / args.send_rate
+            due = t0 + (i - warmup) / args.send_rate
             delay = due - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -805,11 +818,13 @@ class Bench:
             "target_rate": args.send_rate,
             "achieved_rate": round(len(overall.latencies) / wall, 1),
             "duration_s": args.duration,
+            "warmup_s": args.send_warmup,
             "connections": args.send_connections,
             # Open-loop view: from when the request was due (includes waiting for one of
             # the connections when the server falls behind).
             "from_schedule": latency_summary(from_due),
             "start_lateness_p99_ms": ms(sorted(lateness)[int(0.99 * (len(lateness) - 1))]),
+            "max_ms_by_second": [ms(max(by_second[k])) for k in sorted(by_second)],
             "by_kind": {k: v.summary() for k, v in sorted(by_kind.items())},
         }
 
@@ -1154,6 +1169,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--send-rate", type=float, default=200.0, help="POST /messages per second")
     parser.add_argument("--duration", type=float, default=30.0, help="seconds of sending")
     parser.add_argument("--send-connections", type=int, default=64)
+    parser.add_argument(
+        "--send-warmup", type=float, default=2.0, help="seconds of sends before the counted ones"
+    )
     parser.add_argument("--serial-sends", type=int, default=200, help="sends one at a time")
     parser.add_argument("--pollers", type=int, default=1000, help="long-polling clients")
     parser.add_argument("--deliveries", type=int, default=10, help="messages to the pollers")
