@@ -63,7 +63,13 @@ NARROW = '[{"operator":"stream","operand":"small"},{"operator":"topic","operand"
 async def seeded_user(args: argparse.Namespace) -> tuple[Starlette, Services, list[User]]:
     """The app on an existing data directory (say, one ``bench/load.py --keep`` seeded),
     acting as the user ``--email``."""
-    settings = Settings(data_dir=args.data_dir, rate_limit=0)
+    settings = Settings(
+        data_dir=args.data_dir,
+        rate_limit=0,
+        database_url=args.database_url,
+        redis_url=args.redis_url,
+        redis_namespace=f"hubbub-inprocess-{os.getpid()}",
+    )
     services = build_services(settings)
     await upgrade(services.db)
     async with services.db.read() as conn:
@@ -372,7 +378,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--email", default="user1@bench.example.com", help="with --data-dir")
     parser.add_argument(
-        "--database-url", default="", help="a fresh realm in this (empty) PostgreSQL database"
+        "--database-url",
+        default="",
+        help="a fresh realm in this (empty) PostgreSQL database; with --data-dir, its database",
     )
     parser.add_argument("--redis-url", default="", help="the Redis event bus")
     parser.add_argument("--term", default="world", help="what search looks for")

@@ -72,33 +72,51 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
         )
     )
     missing = len(rows) > MAX_UNREAD_MESSAGES
-    rows = sorted(rows[:MAX_UNREAD_MESSAGES], key=lambda r: r.message_id)
+    # Newest first from the query; oldest first from here on.
+    rows = rows[:MAX_UNREAD_MESSAGES][::-1]
     muted, policies = await get_mute_data(conn, user_id)
     members = await get_direct_message_group_members(
         conn, {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
     )
     # The rows come oldest first, so each conversation is created in the order of its oldest
     # unread message and its ids are appended in order: the state ``_add_unread`` would
-    # build one message at a time, without its per-message searches and sorts.
+    # build one message at a time, without its per-message searches and sorts. A
+    # conversation's entry and mute state are worked out at its first message only (a
+    # user's thousands of unread messages sit in a few hundred conversations).
     parts: dict[str, dict[Any, dict[str, Any]]] = {"streams": {}, "pms": {}, "huddles": {}}
+    conversations: dict[tuple[Any, ...], tuple[list[int], bool]] = {}
     mentions: list[int] = []
     count = 0
     for r in rows:
-        info = _row_info(r, user_id, members)
-        is_muted = _is_muted(info, muted, policies)
-        part, key, new_entry = _conversation(info)
-        entry = parts[part].setdefault(key, new_entry)
-        entry["unread_message_ids"].append(info["id"])
+        message_id, flags, sender_id, topic, rtype, type_id = r
+        if rtype == RECIPIENT_STREAM:
+            key: tuple[Any, ...] = (rtype, type_id, topic)
+        elif rtype == RECIPIENT_PERSONAL:
+            key = (rtype, sender_id if sender_id != user_id else type_id)
+        else:
+            key = (rtype, type_id)
+        found = conversations.get(key)
+        if found is None:
+            info = _row_info(r, user_id, members)
+            part, part_key, new_entry = _conversation(info)
+            entry = parts[part].setdefault(part_key, new_entry)
+            found = (entry["unread_message_ids"], _is_muted(info, muted, policies))
+            conversations[key] = found
+        ids, is_muted = found
+        ids.append(message_id)
         if not is_muted:
             count += 1
-        if _counts_as_mention(int(r.flags), is_muted):
-            mentions.append(info["id"])
+        if flags & _ANY_MENTION and _counts_as_mention(flags, is_muted):
+            mentions.append(message_id)
     return {
         **{part: list(entries.values()) for part, entries in parts.items()},
         "mentions": mentions,
         "count": count,
         "old_unreads_missing": missing,
     }
+
+
+_ANY_MENTION = MENTIONED | STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED
 
 
 def _row_info(r: Any, user_id: int, members: dict[int, list[int]]) -> dict[str, Any]:
