@@ -54,6 +54,17 @@ def _user_message_references(connection: sa.Connection) -> list[str]:
     )
 
 
+def _user_statistics_target(connection: sa.Connection) -> int | None:
+    """PostgreSQL: the planner statistics' target of user_message.user_profile_id."""
+    if connection.dialect.name != "postgresql":
+        return None
+    query = sa.text(
+        "SELECT attstattarget FROM pg_attribute "
+        "WHERE attrelid = 'user_message'::regclass AND attname = 'user_profile_id'"
+    )
+    return int(connection.execute(query).scalar_one())
+
+
 async def test_migrations_match_the_declared_schema(database_url: str) -> None:
     db = Database(database_url)
     try:
@@ -61,11 +72,14 @@ async def test_migrations_match_the_declared_schema(database_url: str) -> None:
         async with db.read() as conn:
             diff = await conn.run_sync(_diff)
             references = await conn.run_sync(_user_message_references)
+            target = await conn.run_sync(_user_statistics_target)
     finally:
         await db.dispose()
     assert diff == []
     # Migration 0011: PostgreSQL checks no reference of user_message rows; SQLite does.
     assert references == ([] if db.dialect_name == "postgresql" else ["message", "user_profile"])
+    # Migration 0012: a planner statistic per user on PostgreSQL.
+    assert target == (1000 if db.dialect_name == "postgresql" else None)
 
 
 async def test_upgrade_gives_existing_realms_system_groups(tmp_path: Path) -> None:
