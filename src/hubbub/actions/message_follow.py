@@ -92,9 +92,14 @@ async def apply_automatic_policies(
     ``get_json_user_settings`` of the sender (the send has read them to render)."""
     result: int | None = None
     if not sender.is_bot:
-        new = await _sender_policy(
-            tx, sender, target, topic, message_id, recipient_id, sender_settings
-        )
+        state = {
+            "user_id": sender.id,
+            "stream_id": target.id,
+            "recipient_id": recipient_id,
+            "topic": topic.lower(),
+            "message_id": message_id,
+        }
+        new = await _sender_policy(tx, state, sender_settings)
         if new is not None:
             await do_set_user_topic_visibility_policy(tx, sender, target, topic, new, now=now)
             result = int(new)
@@ -114,23 +119,10 @@ async def apply_automatic_policies(
 
 
 async def _sender_policy(
-    tx: Tx,
-    sender: User,
-    target: Stream,
-    topic: str,
-    message_id: int,
-    recipient_id: int,
-    sender_settings: dict[str, Any],
+    tx: Tx, params: dict[str, Any], sender_settings: dict[str, Any]
 ) -> VisibilityPolicy | None:
     """The policy the sender's settings give the topic, if it changes (only for an active
-    subscriber)."""
-    params = {
-        "user_id": sender.id,
-        "stream_id": target.id,
-        "recipient_id": recipient_id,
-        "topic": topic.lower(),
-        "message_id": message_id,
-    }
+    subscriber); ``params``: those of ``_SENDER_TOPIC_STATE``."""
     state = (await tx.conn.execute(_SENDER_TOPIC_STATE, params)).one()
     if state.muted is None:
         return None
