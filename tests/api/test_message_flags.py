@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from hubbub.actions.delete_message import do_delete_messages
 from hubbub.queries.messages import HISTORICAL, READ, STARRED
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import message_flags, send_direct_message, send_stream_message
@@ -141,3 +144,20 @@ async def test_unreadable_messages(env: TestEnv) -> None:
     body = await _update(env, "iago", "add", "read", [private, 10**6])
     assert body["messages"] == [private, 10**6]
     assert env.users["iago"].id not in await message_flags(env, private)
+
+
+async def test_no_historical_row_for_a_message_deleted_meanwhile(env: TestEnv) -> None:
+    """Starring history while the message is being deleted waits for the deletion and then
+    refuses, instead of leaving a row for a message that is gone (on PostgreSQL no foreign
+    key guards ``user_message``, migration 0011: the history check locks the message)."""
+    await env.subscribe("hamlet", "Denmark")
+    message_id = await send_stream_message(env, "hamlet", "Denmark")
+    form = {"messages": [message_id], "op": "add", "flag": "starred"}
+    async with env.services.write() as tx:
+        assert await do_delete_messages(tx, env.realm.id, [message_id]) == [message_id]
+        star = asyncio.create_task(env.client("iago").post("/messages/flags", form))
+        await asyncio.sleep(0.5)
+        # Waiting for the deletion: the row lock (PostgreSQL), the single writer (SQLite).
+        assert not star.done()
+    assert_error(await star, "Invalid message(s)")
+    assert await message_flags(env, message_id) == {}

@@ -137,17 +137,22 @@ async def existing_row_ids(conn: AsyncConnection, user_id: int, ids: list[int]) 
 
 async def readable_history_ids(conn: AsyncConnection, user: User, ids: list[int]) -> set[int]:
     """Those of ``ids`` in stream history the user may read without having received them
-    (the same rule as the narrows that include history)."""
+    (the same rule as the narrows that include history), locked until the transaction
+    ends against a deletion (PostgreSQL ``FOR KEY SHARE``): the caller writes rows for
+    them, and on PostgreSQL no foreign key on ``user_message`` (migration 0011) takes
+    that lock or refuses a row for a message deleted meanwhile."""
     found: set[int] = set()
     for part in chunks(ids):
         found.update(
             (
                 await conn.execute(
-                    sa.select(message.c.id).where(
+                    sa.select(message.c.id)
+                    .where(
                         message.c.id.in_(part),
                         message.c.realm_id == user.realm_id,
                         message.c.recipient_id.in_(history_recipients(user)),
                     )
+                    .with_for_update(key_share=True, of=message)
                 )
             ).scalars()
         )
