@@ -177,20 +177,33 @@ class Multiplexed:
     and Redis answers in order, so one reader task hands each reply to the oldest request
     still waiting. No request waits for another to finish before it is sent (the pool of
     64 connections this replaced made a burst of 1,000 re-armed polls queue for a free one,
-    with a timer each), and a read often brings many replies at once."""
+    with a timer each), and a read often brings many replies at once. The requests made in
+    one turn of the event loop go out in one write at its end: 1,000 re-armed polls were
+    1,000 ``send`` calls (~30 µs each, `inprocess.py fanout --profile`)."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         # Requests sent and not yet answered, oldest first: (future, replies, received).
         self._waiting: deque[tuple[asyncio.Future[list[Any]], int, list[Any]]] = deque()
+        # Requests of this turn of the event loop, not written yet (in ``_waiting`` already).
+        self._outgoing: list[bytes] = []
         self.failed = False
-        self._reader = asyncio.get_running_loop().create_task(self._read_replies())
+        self._loop = asyncio.get_running_loop()
+        self._reader = self._loop.create_task(self._read_replies())
 
     def request(self, packed: bytes, replies: int) -> asyncio.Future[list[Any]]:
-        answer: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[list[Any]] = self._loop.create_future()
         self._waiting.append((answer, replies, []))
-        self.connection.write(packed)
+        if not self._outgoing:
+            self._loop.call_soon(self._flush)
+        self._outgoing.append(packed)
         return answer
+
+    def _flush(self) -> None:
+        outgoing, self._outgoing = self._outgoing, []
+        # A failed connection has answered every waiting request with its error already.
+        if not self.failed:
+            self.connection.write(outgoing[0] if len(outgoing) == 1 else b"".join(outgoing))
 
     async def _read_replies(self) -> None:
         try:
