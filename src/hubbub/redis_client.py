@@ -172,6 +172,11 @@ class Connection:
         self._writer.close()
 
 
+# Requests written together at most: a batch goes out as it fills up, not only at the end
+# of the event loop's turn, so that Redis works while the turn goes on.
+FLUSH_EVERY = 32
+
+
 class Multiplexed:
     """One connection carrying every request at once: each is written whole as it comes
     and Redis answers in order, so one reader task hands each reply to the oldest request
@@ -194,13 +199,22 @@ class Multiplexed:
     def request(self, packed: bytes, replies: int) -> asyncio.Future[list[Any]]:
         answer: asyncio.Future[list[Any]] = self._loop.create_future()
         self._waiting.append((answer, replies, []))
+        if len(self._waiting) == 1:
+            # Nothing else in flight: no batch to join, so no reason to wait.
+            self.connection.write(packed)
+            return answer
         if not self._outgoing:
             self._loop.call_soon(self._flush)
         self._outgoing.append(packed)
+        if len(self._outgoing) >= FLUSH_EVERY:
+            # A long turn (1,000 polls answered and re-armed) keeps Redis busy meanwhile.
+            self._flush()
         return answer
 
     def _flush(self) -> None:
         outgoing, self._outgoing = self._outgoing, []
+        if not outgoing:  # flushed early, when the batch filled up
+            return
         # A failed connection has answered every waiting request with its error already.
         if not self.failed:
             self.connection.write(outgoing[0] if len(outgoing) == 1 else b"".join(outgoing))
