@@ -50,6 +50,11 @@ async def test_a_connection_the_server_ended_is_replaced(postgres_url: str | Non
         try:
             async with other.read() as conn:
                 await conn.execute(sa.text(f"SELECT pg_terminate_backend({pid})"))
+                gone = sa.text(f"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = {pid}")
+                for _ in range(100):  # the session ends a moment after the signal
+                    if await conn.scalar(gone):
+                        break
+                    await asyncio.sleep(0.05)
         finally:
             await other.dispose()
         # Let the event loop see the closed socket, as it would between two requests.
