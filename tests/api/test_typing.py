@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import sqlalchemy as sa
+
+from hubbub.db.tables import recipient
+from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from tests.events.verify import register, verify_action
 from tests.helpers import TestEnv, assert_error, assert_success
 
@@ -77,6 +81,14 @@ async def test_stream_typing_needs_capability(env: TestEnv) -> None:
         "topic": "t",
     }
     assert await _events(env, "othello", plain) == []
+    # Typing writes nothing: the stream's recipient row still waits for its first message.
+    async with env.services.db.read() as conn:
+        rows = await conn.execute(
+            sa.select(recipient.c.id).where(
+                recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == denmark.id
+            )
+        )
+        assert rows.all() == []
 
 
 async def test_errors(env: TestEnv) -> None:

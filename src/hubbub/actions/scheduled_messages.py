@@ -120,7 +120,9 @@ async def check_scheduled_message(
         assert isinstance(to, int)
         topic = normalize_topic(realm, topic)
         content = normalize_content(content)
-        target, subscribers, recipient_id = await access_stream_for_send(tx, sender, to)
+        send_target = await access_stream_for_send(tx, sender, to)
+        target, subscribers = send_target.stream, send_target.subscribers
+        recipient_id = await send_target.recipient_id(tx)
         ctx = await load_render_context(tx.conn, realm, sender, realm_url=realm_url)
         rendered = render_markdown(content, ctx)
         await check_wildcard_mentions(

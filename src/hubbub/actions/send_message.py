@@ -134,14 +134,21 @@ class SendTarget(NamedTuple):
     stream: Stream
     # Its active subscribers (the sender may not be among them).
     subscribers: set[int]
-    recipient_id: int
+    # None until the stream's first message creates the row (``recipient_id``).
+    known_recipient_id: int | None
+
+    async def recipient_id(self, tx: Tx) -> int:
+        """The stream's recipient id, creating its row for a first message."""
+        if self.known_recipient_id is not None:
+            return self.known_recipient_id
+        return await stream_recipient_id(tx.conn, self.stream.id)
 
 
 async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> SendTarget:
-    """The stream ``sender`` may send to (by id or name), with its subscribers and its
-    recipient id (the row is created by the stream's first message)."""
+    """The active stream ``sender`` may send to (by id or name), with its subscribers and,
+    read in the same statement, its recipient id."""
     found = await get_send_stream(tx.conn, sender.realm_id, to)
-    if found is None or found[0].deactivated:
+    if found is None:
         if isinstance(to, int):
             raise StreamIdDoesNotExistError(to)
         raise StreamDoesNotExistError(to)
@@ -153,8 +160,6 @@ async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> SendTar
     # everywhere but web-public streams) need a subscription.
     if (target.invite_only or sender.is_guest) and not target.is_web_public and not subscribed:
         raise JsonableError(f"Not authorized to send to stream '{target.name}'")
-    if recipient_id is None:
-        recipient_id = await stream_recipient_id(tx.conn, target.id)
     return SendTarget(target, set(subscribers), recipient_id)
 
 
@@ -188,9 +193,9 @@ async def check_send_message(
     subscriber_count = 0
     if req.type == "stream":
         topic = normalize_topic(realm, req.topic)
-        target, user_ids, recipient_id = await access_stream_for_send(
-            tx, sender, parse_stream_to(req.to)
-        )
+        send_target = await access_stream_for_send(tx, sender, parse_stream_to(req.to))
+        target, user_ids = send_target.stream, send_target.subscribers
+        recipient_id = await send_target.recipient_id(tx)
         sender_subscribed = sender.id in user_ids
         subscriber_count = len(user_ids)
     else:
