@@ -14,6 +14,7 @@ from hubbub.queries.messages import (
     MENTIONED,
     READ,
     STREAM_WILDCARD_MENTIONED,
+    TOPIC_WILDCARD_MENTIONED,
 )
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import message_flags, send_direct_message, send_stream_message
@@ -404,3 +405,20 @@ async def test_wildcard_mention_policy(env: TestEnv) -> None:
     # "Everyone" lifts the restriction.
     assert_success(await env.client("iago").patch("/realm", {"wildcard_mention_policy": 1}))
     await send_stream_message(env, "hamlet", "big", "@**all** again", topic="t")
+
+
+async def test_topic_wildcard_reaches_the_topics_participants_and_its_sender(
+    env: TestEnv,
+) -> None:
+    """``@**topic**`` flags the topic's earlier senders and the sender of the message
+    itself, even in its first message to the topic (the flags are worked out before the
+    message is written); a subscriber who never wrote there is not flagged."""
+    for name in ("hamlet", "othello", "iago"):
+        await env.subscribe(name, "Denmark")
+    await send_stream_message(env, "othello", "Denmark", "earlier", topic="plans")
+    message_id = await send_stream_message(env, "hamlet", "Denmark", "@**topic**", topic="plans")
+    flags = await message_flags(env, message_id)
+    users = env.users
+    assert flags[users["othello"].id] & TOPIC_WILDCARD_MENTIONED
+    assert flags[users["hamlet"].id] & TOPIC_WILDCARD_MENTIONED
+    assert not flags[users["iago"].id] & TOPIC_WILDCARD_MENTIONED
