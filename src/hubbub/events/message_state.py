@@ -126,7 +126,7 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
         ids.append(message_id)
         if not is_muted:
             count += 1
-        if flags & _ANY_MENTION and _counts_as_mention(flags, is_muted):
+        if _counts_as_mention(flags, is_muted):
             mentions.append(message_id)
     return {
         **{part: list(entries.values()) for part, entries in parts.items()},
@@ -134,9 +134,6 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
         "count": count,
         "old_unreads_missing": missing,
     }
-
-
-_ANY_MENTION = MENTIONED | STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED
 
 
 def _row_info(r: Any, user_id: int, members: dict[int, list[int]]) -> dict[str, Any]:
