@@ -74,6 +74,9 @@ user_profile = sa.Table(
     sa.Index(
         "uq_user_profile_realm_email", "realm_id", sa.func.lower(sa.column("email")), unique=True
     ),
+    # Logins look an email up in every realm (migration 0013).
+    sa.Index("ix_user_profile_email", sa.func.lower(sa.column("email"))),
+    sa.Index("ix_user_profile_delivery_email", sa.func.lower(sa.column("delivery_email"))),
 )
 
 custom_profile_field = sa.Table(

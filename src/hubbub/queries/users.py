@@ -64,8 +64,8 @@ _LOGIN_CANDIDATES = (
     .join(realm_table, realm_table.c.id == user_profile.c.realm_id)
     .where(
         sa.or_(
-            sa.func.lower(user_profile.c.email) == sa.bindparam("login"),
-            sa.func.lower(user_profile.c.delivery_email) == sa.bindparam("login"),
+            sa.func.lower(user_profile.c.email) == sa.bindparam("login", type_=sa.String),
+            sa.func.lower(user_profile.c.delivery_email) == sa.bindparam("login", type_=sa.String),
         )
     )
 )
