@@ -3,13 +3,18 @@ Zulip-style highlighting."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+import sqlalchemy as sa
 
 from hubbub.db.tables import message
 from hubbub.narrow import parse_narrow
 from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries import message_fetch
 from hubbub.search import highlight_html, highlight_topic
+from hubbub.search import postgresql as search_postgresql
+from hubbub.search.postgresql import Walk, query_lexemes, walk_for
 from hubbub.search.sqlite import fts_query
 from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import send_stream_message
@@ -118,3 +123,115 @@ async def test_pages_of_search_results_look_near_the_anchor_first(
     for windows in ((1,), (2, 3), (4, 50)):
         monkeypatch.setattr(message_fetch, "FTS_WINDOWS", windows)
         assert await pages() == plain, windows
+
+
+def test_query_lexemes_cover_only_words_that_must_match() -> None:
+    assert query_lexemes("'lunch' & 'tea'") == ["lunch", "tea"]
+    assert query_lexemes("'new' <-> 'york'") == ["new", "york"]
+    assert query_lexemes("'o''neil'") == ["o'neil"]
+    assert query_lexemes("'lunch' | 'tea'") is None
+    assert query_lexemes("'lunch' & !'tea'") is None
+    assert query_lexemes("T") is None
+    assert query_lexemes("") is None
+
+
+def test_walk_for_weighs_matches_against_rows() -> None:
+    frequencies = {"common": 0.2, "medium": 0.01, "often": 0.05}
+    # A page of 50 among 1,000,000 messages: the row walk reads ~50 / f rows, the index
+    # walk f x 1,000,000 matches.
+    assert walk_for(["common"], frequencies, 0.002, 1e6, 50) is Walk.ROWS
+    assert walk_for(["medium"], frequencies, 0.002, 1e6, 50) is Walk.ROWS
+    assert walk_for(["unlisted"], frequencies, 0.002, 1e6, 50) is Walk.INDEX
+    # Both words must match: together they are rare.
+    assert walk_for(["often", "medium"], frequencies, 0.002, 1e6, 50) is Walk.INDEX
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_postgresql_walks_give_the_planner_pages(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL finds a page of a user's search results by walking their rows or the
+    index's matches (search/postgresql.py); either walk must give the planner's pages,
+    flags included."""
+    await env.subscribe("hamlet", "Verona")
+    await env.subscribe("othello", "Verona")
+    await env.subscribe("othello", "Denmark")
+    sent = []
+    for n in range(24):
+        stream = "Denmark" if n % 3 == 0 else "Verona"
+        words = "lunch tea" if n % 4 == 0 else "lunch"
+        sent.append(await send_stream_message(env, "othello", stream, f"{words} {n}"))
+    sent.append(await send_stream_message(env, "hamlet", "Verona", "lunch from hamlet"))
+    client = env.client("hamlet")
+    starred = [sent[4], sent[8]]
+    assert_success(
+        await client.post("/messages/flags", {"messages": starred, "op": "add", "flag": "starred"})
+    )
+    narrows = [
+        [{"operator": "search", "operand": "lunch"}],
+        [{"operator": "search", "operand": "tea lunch"}],
+        [
+            {"operator": "search", "operand": "lunch"},
+            {"operator": "sender", "operand": env.users["hamlet"].email},
+        ],
+        [{"operator": "search", "operand": "lunch"}, {"operator": "is", "operand": "starred"}],
+        [{"operator": "search", "operand": "nothing"}],
+    ]
+
+    async def pages() -> list[list[tuple[int, list[str]]]]:
+        found = []
+        for narrow in narrows:
+            for anchor, before, after in (
+                ("newest", 5, 0),
+                ("oldest", 0, 5),
+                (str(sent[12]), 3, 3),
+                ("newest", 40, 0),
+            ):
+                params = {
+                    "anchor": anchor,
+                    "num_before": before,
+                    "num_after": after,
+                    "narrow": narrow,
+                }
+                body = assert_success(await client.get("/messages", params))
+                found.append([(m["id"], sorted(m["flags"])) for m in body["messages"]])
+        return found
+
+    async def planner(conn: Any, queries: list[str], limit: int) -> Walk | None:
+        return None
+
+    monkeypatch.setattr(search_postgresql, "choose_walk", planner)
+    plain = await pages()
+    # hamlet receives the Verona messages (two in three) and his own.
+    received = [m for n, m in enumerate(sent[:24]) if n % 3] + [sent[24]]
+    assert [m for m, _ in plain[0]] == received[-5:]
+    assert (sent[8], ["starred"]) in plain[3]
+    for walk in (Walk.ROWS, Walk.INDEX):
+
+        async def forced(conn: Any, queries: list[str], limit: int, walk: Walk = walk) -> Walk:
+            return walk
+
+        monkeypatch.setattr(search_postgresql, "choose_walk", forced)
+        assert await pages() == plain, walk
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_postgresql_chooses_a_walk_from_the_statistics(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await env.subscribe("hamlet", "Verona")
+    for n in range(30):
+        await send_stream_message(env, "hamlet", "Verona", f"lunch {n}")
+    monkeypatch.setattr(search_postgresql, "_statistics", None)
+    async with env.services.db.read() as conn:
+        # Never analyzed: the planner decides.
+        assert await search_postgresql.choose_walk(conn, ["lunch"], 5) is None
+        monkeypatch.setattr(search_postgresql, "_statistics", None)
+        await conn.execute(sa.text("ANALYZE message"))
+        # Every message says lunch: 30 matches cost more than the ~5 rows that fill a page
+        # of five; a page of 50 holds all 30 matches, which the index reads directly.
+        assert await search_postgresql.choose_walk(conn, ["lunch"], 5) is Walk.ROWS
+        assert await search_postgresql.choose_walk(conn, ["lunch"], 50) is Walk.INDEX
+        assert await search_postgresql.choose_walk(conn, ["lunch or tea"], 5) is None
+        # querytree leaves a negated word out: it only removes matches.
+        assert await search_postgresql.choose_walk(conn, ["lunch -tea"], 5) is Walk.ROWS

@@ -71,6 +71,9 @@ class NarrowQuery:
     # SQLite: (index in ``conditions``, FTS5 query) of the first search term, which a page
     # of results may replace by the matches nearest its anchor (``fetch_window``).
     fts_driver: tuple[int, str] | None = None
+    # A negated search term: PostgreSQL's choice of walk (``walk_rows``) covers only
+    # words that must match.
+    negated_search: bool = False
 
     def order_id(self) -> ColumnElement[int]:
         """The id column to order pages by: the same ids, in the index the query walks."""
@@ -128,6 +131,74 @@ class NarrowQuery:
             .select_from(self.from_clause(above=above, below=below))
             .where(self.where(fts_window), *bounds)
         )
+
+    def walk_rows(
+        self, *, above: int | None = None, below: int | None = None
+    ) -> tuple[sa.Select[Any], ColumnElement[int]]:
+        """(id, flags) of the matches, found by walking the user's rows in id order and
+        checking each message by its key, with the column to order them by. For
+        PostgreSQL's search (``search.postgresql.choose_walk``); not with stream history,
+        which has no rows to walk."""
+        assert not self.include_history
+        checked = (
+            sa.select(sa.literal(1).label("one"))
+            .select_from(message)
+            .where(message.c.id == user_message.c.message_id, *self.conditions)
+            # A fence: the check stays a lookup per row; without it the planner may turn
+            # the walk into a scan of every message of the realm.
+            .offset(0)
+            .lateral("checked")
+        )
+        bounds = []
+        if above is not None:
+            bounds.append(user_message.c.message_id > above)
+        if below is not None:
+            bounds.append(user_message.c.message_id < below)
+        select = (
+            sa.select(user_message.c.message_id, user_message.c.flags)
+            .select_from(user_message.join(checked, sa.true()))
+            .where(user_message.c.user_profile_id == self.user.id, *bounds)
+        )
+        return select, user_message.c.message_id
+
+    def walk_index(
+        self, *, above: int | None = None, below: int | None = None
+    ) -> tuple[sa.Select[Any], ColumnElement[int]] | None:
+        """(id, flags) of the matches, found by reading every match of the message-side
+        conditions (the search index's) and keeping those the user has a row of, with the
+        column to order them by; None when a condition tests the user's flags."""
+        assert not self.include_history
+        if any(_uses_user_rows(condition) for condition in self.conditions):
+            return None
+        bounds = []
+        if above is not None:
+            bounds.append(message.c.id > above)
+        if below is not None:
+            bounds.append(message.c.id < below)
+        hits = (
+            sa.select(message.c.id)
+            .where(*self.conditions, *bounds)
+            .cte("hits")
+            .prefix_with("MATERIALIZED", dialect="postgresql")
+        )
+        own = (
+            sa.select(user_message.c.flags)
+            .where(
+                user_message.c.user_profile_id == self.user.id,
+                user_message.c.message_id == hits.c.id,
+            )
+            .offset(0)  # a fence, as in walk_rows: a lookup per match, not a hash of rows
+            .lateral("own")
+        )
+        select = sa.select(hits.c.id, own.c.flags).select_from(hits.join(own, sa.true()))
+        return select, hits.c.id
+
+
+def _uses_user_rows(condition: ColumnElement[bool]) -> bool:
+    return any(
+        isinstance(element, sa.Column) and element.table is user_message
+        for element in sa.sql.visitors.iterate(condition)
+    )
 
 
 def flag_set(flags: ColumnElement[int], bits: int) -> ColumnElement[bool]:
@@ -442,6 +513,7 @@ async def _term_condition(
         return message.c.id == message_id if message_id < 2**31 else sa.false()
     if op == "search":
         query.search_queries.append(str(operand))
+        query.negated_search = query.negated_search or term.negated
         if conn.dialect.name == "sqlite" and not term.negated and not query.fts_driver:
             match = search_sqlite.fts_query(str(operand))
             if match:

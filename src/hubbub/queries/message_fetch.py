@@ -16,7 +16,9 @@ from hubbub.queries.message_dicts import get_message_dicts
 from hubbub.queries.message_flags import unread
 from hubbub.queries.messages import flag_names
 from hubbub.search import highlight_html, highlight_topic
+from hubbub.search import postgresql as search_postgresql
 from hubbub.search import sqlite as search_sqlite
+from hubbub.search.postgresql import Walk
 
 # Zulip's anchor for "newest", above any real message id; clients see it in ``anchor``.
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
@@ -128,6 +130,12 @@ async def _page(
     """Up to ``limit`` matches past ``above`` (oldest first) or before ``below`` (newest
     first), as (id, flags) in that order."""
     newest_first = above is None
+    walked = await _postgresql_walk(conn, query, above=above, below=below, limit=limit)
+    if walked is not None:
+        select, order_id = walked
+        order = order_id.desc() if newest_first else order_id
+        rows = await conn.execute(select.order_by(order).limit(limit))
+        return [(mid, int(flags)) for mid, flags in rows]
     order = query.order_id().desc() if newest_first else query.order_id()
     windows: tuple[int | None, ...] = (None,)
     if query.fts_driver is not None:
@@ -156,6 +164,31 @@ async def _page(
         if int((await conn.execute(counted)).scalar_one()) < window:
             return rows
     raise AssertionError("the last window is unbounded")
+
+
+async def _postgresql_walk(
+    conn: AsyncConnection,
+    query: NarrowQuery,
+    *,
+    above: int | None,
+    below: int | None,
+    limit: int,
+) -> tuple[sa.Select[Any], Any] | None:
+    """PostgreSQL: a search of the user's own rows as the walk the word frequencies favour
+    (``search.postgresql.choose_walk``), or None for the planner's plan."""
+    if (
+        conn.dialect.name != "postgresql"
+        or not query.search_queries
+        or query.negated_search
+        or query.include_history
+    ):
+        return None
+    walk = await search_postgresql.choose_walk(conn, query.search_queries, limit)
+    if walk is Walk.INDEX:
+        return query.walk_index(above=above, below=below)
+    if walk is Walk.ROWS:
+        return query.walk_rows(above=above, below=below)
+    return None
 
 
 async def message_objects(
