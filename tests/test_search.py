@@ -78,51 +78,63 @@ async def test_index_follows_inserts_edits_and_deletes(env: TestEnv) -> None:
     assert await _search(env, "hamlet", "...") == []
 
 
+async def _lunch_messages(env: TestEnv) -> list[int]:
+    """24 messages from othello: every one says "lunch", every fourth also "tea"; hamlet
+    receives only the Verona ones (two in three)."""
+    await env.subscribe("hamlet", "Verona")
+    await env.subscribe("othello", "Verona")
+    await env.subscribe("othello", "Denmark")
+    sent = []
+    for n in range(24):
+        stream = "Denmark" if n % 3 == 0 else "Verona"
+        words = "lunch tea" if n % 4 == 0 else "lunch"
+        sent.append(await send_stream_message(env, "othello", stream, f"{words} {n}"))
+    return sent
+
+
+async def _pages(
+    client: Any, narrows: list[list[dict[str, Any]]], anchors: list[tuple[str, int, int]]
+) -> list[list[tuple[int, list[str]]]]:
+    """(id, flags) of each page: every narrow at every (anchor, num_before, num_after)."""
+    found = []
+    for narrow in narrows:
+        for anchor, before, after in anchors:
+            params = {
+                "anchor": anchor,
+                "num_before": before,
+                "num_after": after,
+                "narrow": narrow,
+            }
+            body = assert_success(await client.get("/messages", params))
+            found.append([(m["id"], sorted(m["flags"])) for m in body["messages"]])
+    return found
+
+
 async def test_pages_of_search_results_look_near_the_anchor_first(
     env: TestEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On SQLite a page of search results looks among the matches nearest its anchor,
     widening the window until the page is full or the matches run out; the pages must be
     those of the plain query, whatever the window sizes."""
-    await env.subscribe("hamlet", "Verona")
-    await env.subscribe("othello", "Verona")
-    await env.subscribe("othello", "Denmark")
-    sent = []
-    for n in range(24):
-        # Every message says "lunch"; hamlet receives only the Verona ones (two in three),
-        # and every fourth also says "tea".
-        stream = "Denmark" if n % 3 == 0 else "Verona"
-        words = "lunch tea" if n % 4 == 0 else "lunch"
-        sent.append(await send_stream_message(env, "othello", stream, f"{words} {n}"))
+    sent = await _lunch_messages(env)
     client = env.client("hamlet")
-
-    async def pages() -> list[list[int]]:
-        found = []
-        for text in ("lunch", "tea lunch", "nothing"):
-            for anchor, before, after in (
-                ("newest", 5, 0),
-                ("oldest", 0, 5),
-                (str(sent[12]), 3, 3),
-                (str(sent[1]), 7, 2),
-                ("newest", 40, 0),
-            ):
-                params = {
-                    "anchor": anchor,
-                    "num_before": before,
-                    "num_after": after,
-                    "narrow": [{"operator": "search", "operand": text}],
-                }
-                body = assert_success(await client.get("/messages", params))
-                found.append([m["id"] for m in body["messages"]])
-        return found
-
+    narrows = [
+        [{"operator": "search", "operand": text}] for text in ("lunch", "tea lunch", "nothing")
+    ]
+    anchors = [
+        ("newest", 5, 0),
+        ("oldest", 0, 5),
+        (str(sent[12]), 3, 3),
+        (str(sent[1]), 7, 2),
+        ("newest", 40, 0),
+    ]
     # The plain query: no windows at all.
     monkeypatch.setattr(message_fetch, "FTS_WINDOWS", ())
-    plain = await pages()
-    assert plain[0] == [m for n, m in enumerate(sent) if n % 3][-5:]
+    plain = await _pages(client, narrows, anchors)
+    assert [m for m, _ in plain[0]] == [m for n, m in enumerate(sent) if n % 3][-5:]
     for windows in ((1,), (2, 3), (4, 50)):
         monkeypatch.setattr(message_fetch, "FTS_WINDOWS", windows)
-        assert await pages() == plain, windows
+        assert await _pages(client, narrows, anchors) == plain, windows
 
 
 def test_query_lexemes_cover_only_words_that_must_match() -> None:
@@ -153,14 +165,7 @@ async def test_postgresql_walks_give_the_planner_pages(
     """PostgreSQL finds a page of a user's search results by walking their rows or the
     index's matches (search/postgresql.py); either walk must give the planner's pages,
     flags included."""
-    await env.subscribe("hamlet", "Verona")
-    await env.subscribe("othello", "Verona")
-    await env.subscribe("othello", "Denmark")
-    sent = []
-    for n in range(24):
-        stream = "Denmark" if n % 3 == 0 else "Verona"
-        words = "lunch tea" if n % 4 == 0 else "lunch"
-        sent.append(await send_stream_message(env, "othello", stream, f"{words} {n}"))
+    sent = await _lunch_messages(env)
     sent.append(await send_stream_message(env, "hamlet", "Verona", "lunch from hamlet"))
     client = env.client("hamlet")
     starred = [sent[4], sent[8]]
@@ -178,30 +183,13 @@ async def test_postgresql_walks_give_the_planner_pages(
         [{"operator": "search", "operand": "nothing"}],
     ]
 
-    async def pages() -> list[list[tuple[int, list[str]]]]:
-        found = []
-        for narrow in narrows:
-            for anchor, before, after in (
-                ("newest", 5, 0),
-                ("oldest", 0, 5),
-                (str(sent[12]), 3, 3),
-                ("newest", 40, 0),
-            ):
-                params = {
-                    "anchor": anchor,
-                    "num_before": before,
-                    "num_after": after,
-                    "narrow": narrow,
-                }
-                body = assert_success(await client.get("/messages", params))
-                found.append([(m["id"], sorted(m["flags"])) for m in body["messages"]])
-        return found
+    anchors = [("newest", 5, 0), ("oldest", 0, 5), (str(sent[12]), 3, 3), ("newest", 40, 0)]
 
     async def planner(conn: Any, queries: list[str], limit: int) -> Walk | None:
         return None
 
     monkeypatch.setattr(search_postgresql, "choose_walk", planner)
-    plain = await pages()
+    plain = await _pages(client, narrows, anchors)
     # hamlet receives the Verona messages (two in three) and his own.
     received = [m for n, m in enumerate(sent[:24]) if n % 3] + [sent[24]]
     assert [m for m, _ in plain[0]] == received[-5:]
@@ -212,7 +200,7 @@ async def test_postgresql_walks_give_the_planner_pages(
             return walk
 
         monkeypatch.setattr(search_postgresql, "choose_walk", forced)
-        assert await pages() == plain, walk
+        assert await _pages(client, narrows, anchors) == plain, walk
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)

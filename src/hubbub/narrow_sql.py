@@ -86,10 +86,7 @@ class NarrowQuery:
         ]
         # Id bounds repeated on the user's rows: PostgreSQL does not carry an inequality
         # across the join's equality, and without them scans the rows from the first.
-        if above is not None:
-            on.append(user_message.c.message_id > above)
-        if below is not None:
-            on.append(user_message.c.message_id < below)
+        on.extend(id_bounds(user_message.c.message_id, above, below))
         if self.include_history:
             return message.outerjoin(user_message, sa.and_(*on))
         return message.join(user_message, sa.and_(*on))
@@ -121,11 +118,7 @@ class NarrowQuery:
     ) -> sa.Select[Any]:
         """Matching messages, optionally only those with ids strictly between bounds;
         ``fts_window`` replaces the driving search condition (see ``fts_driver``)."""
-        bounds = []
-        if above is not None:
-            bounds.append(message.c.id > above)
-        if below is not None:
-            bounds.append(message.c.id < below)
+        bounds = id_bounds(message.c.id, above, below)
         return (
             sa.select(*columns)
             .select_from(self.from_clause(above=above, below=below))
@@ -149,11 +142,7 @@ class NarrowQuery:
             .offset(0)
             .lateral("checked")
         )
-        bounds = []
-        if above is not None:
-            bounds.append(user_message.c.message_id > above)
-        if below is not None:
-            bounds.append(user_message.c.message_id < below)
+        bounds = id_bounds(user_message.c.message_id, above, below)
         select = (
             sa.select(user_message.c.message_id, user_message.c.flags)
             .select_from(user_message.join(checked, sa.true()))
@@ -170,11 +159,7 @@ class NarrowQuery:
         assert not self.include_history
         if any(_uses_user_rows(condition) for condition in self.conditions):
             return None
-        bounds = []
-        if above is not None:
-            bounds.append(message.c.id > above)
-        if below is not None:
-            bounds.append(message.c.id < below)
+        bounds = id_bounds(message.c.id, above, below)
         hits = (
             sa.select(message.c.id)
             .where(*self.conditions, *bounds)
@@ -192,6 +177,18 @@ class NarrowQuery:
         )
         select = sa.select(hits.c.id, own.c.flags).select_from(hits.join(own, sa.true()))
         return select, hits.c.id
+
+
+def id_bounds(
+    column: ColumnElement[int], above: int | None, below: int | None
+) -> list[ColumnElement[bool]]:
+    """``column`` strictly between the bounds given."""
+    bounds = []
+    if above is not None:
+        bounds.append(column > above)
+    if below is not None:
+        bounds.append(column < below)
+    return bounds
 
 
 def _uses_user_rows(condition: ColumnElement[bool]) -> bool:
