@@ -11,7 +11,8 @@ import pytest
 import sqlalchemy as sa
 
 from hubbub.clock import FakeClock
-from hubbub.db.tables import realm, user_presence, user_setting
+from hubbub.db.tables import realm, user_presence, user_profile, user_setting
+from hubbub.queries.presence import get_realm_presences
 from hubbub.settings import Settings
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
 
@@ -206,3 +207,34 @@ async def test_get_user_presence_no_such_user(env: TestEnv) -> None:
     assert_error(resp, "No such user")
     body = assert_success(await env.client("othello").get("/realm/presence"))
     assert body["presences"] == {}
+
+
+async def test_answer_entries_follow_every_change(env: TestEnv) -> None:
+    """The presence answer reuses each user's serialized entry while their row is
+    unchanged (``get_realm_presences_json``); it must always equal the dictionary the
+    /register state is built from."""
+
+    async def both_forms(user: str) -> None:
+        for slim in (False, True):
+            body = await _ping(env, user, slim_presence=slim)
+            async with env.services.db.read() as conn:
+                now = env.services.clock.now()
+                expected = await get_realm_presences(conn, env.realm, now=now, slim=slim)
+            assert body["presences"] == expected, slim
+
+    await _ping(env, "hamlet")
+    await _ping(env, "othello", "idle")
+    await both_forms("polonius")
+    _advance(env, 60)
+    await _ping(env, "hamlet", "idle")
+    await both_forms("polonius")
+    async with env.services.db.write() as conn:
+        await conn.execute(
+            sa.update(user_profile)
+            .where(user_profile.c.id == env.users["othello"].id)
+            .values(email="user99@example.com")
+        )
+    await both_forms("polonius")
+    body = await _ping(env, "polonius")
+    assert "user99@example.com" in body["presences"]
+    assert "othello@example.com" not in body["presences"]
