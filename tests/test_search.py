@@ -14,7 +14,7 @@ from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries import message_fetch
 from hubbub.search import highlight_html, highlight_topic
 from hubbub.search import postgresql as search_postgresql
-from hubbub.search.postgresql import Walk, WalkChoice, query_lexemes, walk_for
+from hubbub.search.postgresql import Walk, query_lexemes, walk_for
 from hubbub.search.sqlite import fts_query
 from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import send_stream_message
@@ -151,11 +151,11 @@ def test_walk_for_weighs_matches_against_rows() -> None:
     frequencies = {"common": 0.2, "medium": 0.01, "often": 0.05}
     # A page of 50 among 1,000,000 messages: the row walk reads ~50 / f rows, the index
     # walk f x 1,000,000 matches.
-    assert walk_for(["common"], frequencies, 0.002, 1e6, 50) == WalkChoice(Walk.ROWS, 200_000)
-    assert walk_for(["medium"], frequencies, 0.002, 1e6, 50) == WalkChoice(Walk.ROWS, 10_000)
-    assert walk_for(["unlisted"], frequencies, 0.002, 1e6, 50) == WalkChoice(Walk.INDEX, 2_000)
+    assert walk_for(["common"], frequencies, 0.002, 1e6, 50) is Walk.ROWS
+    assert walk_for(["medium"], frequencies, 0.002, 1e6, 50) is Walk.ROWS
+    assert walk_for(["unlisted"], frequencies, 0.002, 1e6, 50) is Walk.INDEX
     # Both words must match: together they are rare.
-    assert walk_for(["often", "medium"], frequencies, 0.002, 1e6, 50).walk is Walk.INDEX
+    assert walk_for(["often", "medium"], frequencies, 0.002, 1e6, 50) is Walk.INDEX
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
@@ -185,7 +185,7 @@ async def test_postgresql_walks_give_the_planner_pages(
 
     anchors = [("newest", 5, 0), ("oldest", 0, 5), (str(sent[12]), 3, 3), ("newest", 40, 0)]
 
-    async def planner(conn: Any, queries: list[str], limit: int) -> WalkChoice | None:
+    async def planner(conn: Any, queries: list[str], limit: int) -> Walk | None:
         return None
 
     monkeypatch.setattr(search_postgresql, "choose_walk", planner)
@@ -194,21 +194,13 @@ async def test_postgresql_walks_give_the_planner_pages(
     received = [m for n, m in enumerate(sent[:24]) if n % 3] + [sent[24]]
     assert [m for m, _ in plain[0]] == received[-5:]
     assert (sent[8], ["starred"]) in plain[3]
-    # The row walk to the end; the row walk stopped after a page's worth of rows, the
-    # index walk taking over; the index walk.
-    for choice in (
-        WalkChoice(Walk.ROWS, 1e9),
-        WalkChoice(Walk.ROWS, 1),
-        WalkChoice(Walk.INDEX, 1),
-    ):
+    for walk in (Walk.ROWS, Walk.INDEX):
 
-        async def forced(
-            conn: Any, queries: list[str], limit: int, choice: WalkChoice = choice
-        ) -> WalkChoice:
-            return choice
+        async def forced(conn: Any, queries: list[str], limit: int, walk: Walk = walk) -> Walk:
+            return walk
 
         monkeypatch.setattr(search_postgresql, "choose_walk", forced)
-        assert await _pages(client, narrows, anchors) == plain, choice
+        assert await _pages(client, narrows, anchors) == plain, walk
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
@@ -226,11 +218,8 @@ async def test_postgresql_chooses_a_walk_from_the_statistics(
         await conn.execute(sa.text("ANALYZE message"))
         # Every message says lunch: 30 matches cost more than the ~5 rows that fill a page
         # of five; a page of 50 holds all 30 matches, which the index reads directly.
-        assert await search_postgresql.choose_walk(conn, ["lunch"], 5) == WalkChoice(Walk.ROWS, 30)
-        assert await search_postgresql.choose_walk(conn, ["lunch"], 50) == WalkChoice(
-            Walk.INDEX, 30
-        )
+        assert await search_postgresql.choose_walk(conn, ["lunch"], 5) is Walk.ROWS
+        assert await search_postgresql.choose_walk(conn, ["lunch"], 50) is Walk.INDEX
         assert await search_postgresql.choose_walk(conn, ["lunch or tea"], 5) is None
         # querytree leaves a negated word out: it only removes matches.
-        choice = await search_postgresql.choose_walk(conn, ["lunch -tea"], 5)
-        assert choice is not None and choice.walk is Walk.ROWS
+        assert await search_postgresql.choose_walk(conn, ["lunch -tea"], 5) is Walk.ROWS

@@ -126,58 +126,29 @@ class NarrowQuery:
         )
 
     def walk_rows(
-        self,
-        *,
-        above: int | None = None,
-        below: int | None = None,
-        rows: int | None = None,
+        self, *, above: int | None = None, below: int | None = None
     ) -> tuple[sa.Select[Any], ColumnElement[int]]:
         """(id, flags) of the matches, found by walking the user's rows in id order and
         checking each message by its key, with the column to order them by. For
         PostgreSQL's search (``search.postgresql.choose_walk``); not with stream history,
-        which has no rows to walk.
-
-        ``rows``: walk only that many rows from the anchor (newest first without
-        ``above``); only for conditions on the message alone (``walk_index``'s)."""
+        which has no rows to walk."""
         assert not self.include_history
-        walked: Any = user_message
-        if rows is not None:
-            assert not any(_uses_user_rows(condition) for condition in self.conditions)
-            walked = self._own_rows(above=above, below=below).limit(rows).subquery("walked")
         checked = (
             sa.select(sa.literal(1).label("one"))
             .select_from(message)
-            .where(message.c.id == walked.c.message_id, *self.conditions)
+            .where(message.c.id == user_message.c.message_id, *self.conditions)
             # A fence: the check stays a lookup per row; without it the planner may turn
             # the walk into a scan of every message of the realm.
             .offset(0)
             .lateral("checked")
         )
-        select = sa.select(walked.c.message_id, walked.c.flags).select_from(
-            walked.join(checked, sa.true())
-        )
-        if rows is None:
-            select = select.where(
-                user_message.c.user_profile_id == self.user.id,
-                *id_bounds(user_message.c.message_id, above, below),
-            )
-        return select, walked.c.message_id
-
-    def _own_rows(self, *, above: int | None, below: int | None) -> sa.Select[Any]:
-        """The user's rows past the anchor in walk order (newest first without ``above``)."""
-        order = user_message.c.message_id
-        return (
+        bounds = id_bounds(user_message.c.message_id, above, below)
+        select = (
             sa.select(user_message.c.message_id, user_message.c.flags)
-            .where(
-                user_message.c.user_profile_id == self.user.id,
-                *id_bounds(order, above, below),
-            )
-            .order_by(order if above is not None else order.desc())
+            .select_from(user_message.join(checked, sa.true()))
+            .where(user_message.c.user_profile_id == self.user.id, *bounds)
         )
-
-    def walk_edge(self, *, above: int | None, below: int | None, rows: int) -> sa.Select[Any]:
-        """The id of the last row a walk of ``rows`` rows reads, if the user has that many."""
-        return self._own_rows(above=above, below=below).offset(rows - 1).limit(1)
+        return select, user_message.c.message_id
 
     def walk_index(
         self, *, above: int | None = None, below: int | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -131,9 +130,12 @@ async def _page(
     """Up to ``limit`` matches past ``above`` (oldest first) or before ``below`` (newest
     first), as (id, flags) in that order."""
     newest_first = above is None
-    walked = await _postgresql_page(conn, query, above=above, below=below, limit=limit)
+    walked = await _postgresql_walk(conn, query, above=above, below=below, limit=limit)
     if walked is not None:
-        return walked
+        select, order_id = walked
+        order = order_id.desc() if newest_first else order_id
+        rows = await conn.execute(select.order_by(order).limit(limit))
+        return [(mid, int(flags)) for mid, flags in rows]
     order = query.order_id().desc() if newest_first else query.order_id()
     windows: tuple[int | None, ...] = (None,)
     if query.fts_driver is not None:
@@ -164,17 +166,16 @@ async def _page(
     raise AssertionError("the last window is unbounded")
 
 
-async def _postgresql_page(
+async def _postgresql_walk(
     conn: AsyncConnection,
     query: NarrowQuery,
     *,
     above: int | None,
     below: int | None,
     limit: int,
-) -> list[tuple[int, int]] | None:
-    """PostgreSQL: a page of a search of the user's own rows by the walk the word
-    frequencies favour (``search.postgresql.choose_walk``), or None for the planner's
-    plan."""
+) -> tuple[sa.Select[Any], Any] | None:
+    """PostgreSQL: a search of the user's own rows as the walk the word frequencies favour
+    (``search.postgresql.choose_walk``), or None for the planner's plan."""
     if (
         conn.dialect.name != "postgresql"
         or not query.search_queries
@@ -182,44 +183,12 @@ async def _postgresql_page(
         or query.include_history
     ):
         return None
-    choice = await search_postgresql.choose_walk(conn, query.search_queries, limit)
-    if choice is None:
-        return None
-    by_index = query.walk_index(above=above, below=below)
-    if by_index is None:  # a condition tests the user's flags: their rows it is
-        return await _walk(conn, query.walk_rows(above=above, below=below), above, limit)
-    if choice.walk is Walk.INDEX:
-        return await _walk(conn, by_index, above, limit)
-    # Rows first, but no more of them than the index walk has matches; then the index
-    # walk past the last row read.
-    budget = max(limit, math.ceil(choice.matches))
-    by_rows = query.walk_rows(above=above, below=below, rows=budget)
-    found = await _walk(conn, by_rows, above, limit)
-    if len(found) >= limit:
-        return found
-    edge = (await conn.execute(query.walk_edge(above=above, below=below, rows=budget))).first()
-    if edge is None:  # the walk read every row of the user past the anchor
-        return found
-    rest = (
-        query.walk_index(above=above, below=edge.message_id)
-        if above is None
-        else query.walk_index(above=edge.message_id, below=below)
-    )
-    assert rest is not None
-    return found + await _walk(conn, rest, above, limit - len(found))
-
-
-async def _walk(
-    conn: AsyncConnection,
-    walked: tuple[sa.Select[Any], Any],
-    above: int | None,
-    limit: int,
-) -> list[tuple[int, int]]:
-    select, order_id = walked
-    order = order_id.desc() if above is None else order_id
-    return [
-        (mid, int(flags)) for mid, flags in await conn.execute(select.order_by(order).limit(limit))
-    ]
+    walk = await search_postgresql.choose_walk(conn, query.search_queries, limit)
+    if walk is Walk.INDEX:
+        return query.walk_index(above=above, below=below)
+    if walk is Walk.ROWS:
+        return query.walk_rows(above=above, below=below)
+    return None
 
 
 async def message_objects(

@@ -101,30 +101,19 @@ def query_lexemes(tree: str) -> list[str] | None:
     return [word.replace("''", "'") for word in _QUOTED.findall(tree)]
 
 
-@dataclass(frozen=True)
-class WalkChoice:
-    walk: Walk
-    # The index walk's estimated matches: what a row walk may read before the index walk
-    # takes over the rest (``queries/message_fetch._postgresql_page``).
-    matches: float
-
-
 def walk_for(
     lexemes: list[str], frequencies: dict[str, float], floor: float, messages: float, limit: int
-) -> WalkChoice:
+) -> Walk:
     """The cheaper walk for a page of ``limit`` matches of all of ``lexemes``.
 
     With f the share of messages that match (the words taken as independent), the index
     walk visits f x messages matches, the row walk about limit / f of the user's rows (a
-    user receives a like share of the matches); each costs one random page read. A user
-    whose rows hold fewer matches than that makes the row walk read more; it then stops
-    after as many rows as the index walk has matches, and the index walk goes on."""
+    user receives a like share of the matches); each costs one random page read."""
     share = math.prod(frequencies.get(word, floor) for word in lexemes)
-    matches = share * messages
-    return WalkChoice(Walk.INDEX if share * matches <= limit else Walk.ROWS, matches)
+    return Walk.INDEX if share * share * messages <= limit else Walk.ROWS
 
 
-async def choose_walk(conn: AsyncConnection, queries: list[str], limit: int) -> WalkChoice | None:
+async def choose_walk(conn: AsyncConnection, queries: list[str], limit: int) -> Walk | None:
     """How to find a page of ``limit`` messages matching all of ``queries``, or None to
     leave it to the planner (no statistics, or a query with OR or a negation)."""
     statistics = await _get_statistics(conn)
