@@ -25,6 +25,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import user_presence, user_profile, user_setting
 from hubbub.models import Realm
 
@@ -134,7 +135,7 @@ async def get_realm_presences(
     if realm.setting("presence_disabled"):
         return {}
     params = {"realm_id": realm.id, "since": now - PRESENCE_WINDOW_SECONDS}
-    rows = await conn.execute(_REALM_PRESENCES, params)
+    rows = await fetch_rows(conn, _REALM_PRESENCES, params)
     # Every presence ping answers with this for the whole realm (once a minute per client),
     # so the loop reads plain tuples and builds each entry in one expression.
     if slim:
@@ -168,7 +169,7 @@ async def get_realm_presences_json(
     if len(entries) > _ENTRIES_MAX:
         entries.clear()
     parts = []
-    for row in await conn.execute(_REALM_PRESENCES, params):
+    for row in await fetch_rows(conn, _REALM_PRESENCES, params):
         values = tuple(row)
         key = (slim, values[0])
         entry = entries.get(key)

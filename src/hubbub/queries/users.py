@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.credentials import api_keys_match
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import realm as realm_table
 from hubbub.db.tables import user_profile
 from hubbub.errors import JsonableError
@@ -56,6 +57,8 @@ async def get_user_by_delivery_email(
 
 _REALM_PREFIX = "r__"
 _REALM_COLUMNS = [(_REALM_PREFIX + c.name, c.name) for c in realm_table.c]
+_REALM_NAMES = [name for _label, name in _REALM_COLUMNS]
+_USER_COLUMN_COUNT = len(user_profile.c)
 
 # Built once: every authenticated request runs it, and building a statement and its cache
 # key each time cost more than the query (one statement object is keyed once).
@@ -74,11 +77,11 @@ _LOGIN_CANDIDATES = (
 async def get_login_candidates(conn: AsyncConnection, email: str) -> list[tuple[User, Realm]]:
     """Every account, in any realm, whose API or real email is ``email``, each with its
     realm, in one statement: every authenticated request starts here."""
-    rows = await conn.execute(_LOGIN_CANDIDATES, {"login": email.strip().lower()})
+    rows = await fetch_rows(conn, _LOGIN_CANDIDATES, {"login": email.strip().lower()})
     found = []
     for row in rows:
-        mapping = row._mapping
-        realm_values = {name: mapping[label] for label, name in _REALM_COLUMNS}
+        # The realm's columns follow the user's, in _REALM_COLUMNS' order.
+        realm_values = dict(zip(_REALM_NAMES, row[_USER_COLUMN_COUNT:], strict=True))
         found.append((User.from_row(row), Realm.from_mapping(realm_values)))
     return found
 
