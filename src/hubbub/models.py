@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from hubbub.db.fast import named
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
 
 
@@ -148,7 +149,8 @@ class Stream:
 
     @classmethod
     def from_row(cls, row: Any) -> Stream:
-        return cls(**{name: row._mapping[name] for name in cls.__slots__})
+        mapping = named(row)
+        return cls(**{name: mapping[name] for name in cls.__slots__})
 
     @property
     def is_public(self) -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hubbub.actions.user_topics import do_set_user_topic_visibility_policy
+from hubbub.db.fast import fetch_rows, named
 from hubbub.db.tables import message, subscription, user_topic
 from hubbub.models import Stream, User
 from hubbub.queries.streams import get_stream_by_id, get_subscription
@@ -123,16 +124,17 @@ async def _sender_policy(
 ) -> VisibilityPolicy | None:
     """The policy the sender's settings give the topic, if it changes (only for an active
     subscriber); ``params``: those of ``_SENDER_TOPIC_STATE``."""
-    state = (await tx.conn.execute(_SENDER_TOPIC_STATE, params)).one()
-    if state.muted is None:
+    [row] = await fetch_rows(tx.conn, _SENDER_TOPIC_STATE, params)
+    state = named(row)
+    if state["muted"] is None:
         return None
-    initiation = not state.earlier
-    current = VisibilityPolicy.INHERIT if state.current is None else int(state.current)
+    initiation = not state["earlier"]
+    current = VisibilityPolicy.INHERIT if state["current"] is None else int(state["current"])
     if _applies(sender_settings["automatically_follow_topics_policy"], initiation):
         return VisibilityPolicy.FOLLOWED if current != VisibilityPolicy.FOLLOWED else None
     unmute = sender_settings["automatically_unmute_topics_in_muted_streams_policy"]
     if (
-        state.muted
+        state["muted"]
         and _applies(unmute, initiation)
         and current not in (VisibilityPolicy.UNMUTED, VisibilityPolicy.FOLLOWED)
     ):

@@ -28,6 +28,7 @@ from hubbub.actions.message_recipients import (
 )
 from hubbub.actions.push_notifications import enqueue_message_push
 from hubbub.db.dialects import for_name
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import muted_user, stream
 from hubbub.errors import (
     JsonableError,
@@ -256,7 +257,7 @@ async def check_send_message(
         stream_recipient=(recipient_id, topic) if target is not None else None,
         new_sender_id=sender.id,
     )
-    muters = {uid for (uid,) in await tx.conn.execute(_MUTERS, {"sender_id": sender.id})}
+    muters = {uid for (uid,) in await fetch_rows(tx.conn, _MUTERS, {"sender_id": sender.id})}
     read_by_sender = (
         default_read_by_sender(req.client_name)
         if req.read_by_sender is None

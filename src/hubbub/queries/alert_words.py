@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import alert_word, user_profile
 
 
@@ -31,7 +32,7 @@ _REALM_ALERT_WORDS = (
 async def alert_words_in_realm(conn: AsyncConnection, realm_id: int) -> dict[int, list[str]]:
     """Every active user's alert words, by user id (users without any are absent): what
     message sending needs to set ``has_alert_word``."""
-    rows = await conn.execute(_REALM_ALERT_WORDS, {"realm_id": realm_id})
+    rows = await fetch_rows(conn, _REALM_ALERT_WORDS, {"realm_id": realm_id})
     words: dict[int, list[str]] = {}
     for user_id, word in rows:
         words.setdefault(user_id, []).append(word)

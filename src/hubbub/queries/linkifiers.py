@@ -8,6 +8,7 @@ from typing import Any, TypedDict
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import realm_linkifier
 from hubbub.errors import JsonableError
 from hubbub.markdown.context import Linkifier
@@ -32,8 +33,11 @@ _REALM_LINKIFIERS = (
 async def linkifiers_for_realm(conn: AsyncConnection, realm_id: int) -> list[LinkifierDict]:
     """The realm's linkifiers in the order they apply. Ties in ``order`` (which Zulip
     allows) fall back to creation order."""
-    rows = await conn.execute(_REALM_LINKIFIERS, {"realm_id": realm_id})
-    return [LinkifierDict(pattern=r.pattern, url_template=r.url_template, id=r.id) for r in rows]
+    rows = await fetch_rows(conn, _REALM_LINKIFIERS, {"realm_id": realm_id})
+    return [
+        LinkifierDict(pattern=pattern, url_template=url_template, id=linkifier_id)
+        for linkifier_id, pattern, url_template in rows
+    ]
 
 
 async def render_linkifiers(conn: AsyncConnection, realm_id: int) -> list[Linkifier]:

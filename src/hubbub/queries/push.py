@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -78,7 +79,7 @@ async def get_users_with_devices(conn: AsyncConnection, user_ids: Collection[int
     if not user_ids:
         return set()
     params = {"ids": ids_argument(conn, user_ids)}
-    rows = await conn.execute(_USERS_WITH_DEVICES(conn), params)
+    rows = await fetch_rows(conn, _USERS_WITH_DEVICES(conn), params)
     return {uid for (uid,) in rows}
 
 

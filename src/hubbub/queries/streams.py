@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
+from hubbub.db.fast import fetch_rows, named
 from hubbub.db.tables import default_stream, recipient, stream, subscription, user_profile
 from hubbub.errors import JsonableError, StreamDoesNotExistError
 from hubbub.models import Stream, Subscription, User
@@ -77,13 +78,13 @@ async def get_send_stream(
     recipient id, if the stream has its recipient row yet."""
     if isinstance(to, int):
         params: dict[str, Any] = {"realm_id": realm_id, "stream_id": to}
-        row = (await conn.execute(_SEND_STREAM_BY_ID, params)).first()
+        rows = await fetch_rows(conn, _SEND_STREAM_BY_ID, params)
     else:
         params = {"realm_id": realm_id, "name": to.lower()}
-        row = (await conn.execute(_SEND_STREAM_BY_NAME, params)).first()
-    if row is None:
+        rows = await fetch_rows(conn, _SEND_STREAM_BY_NAME, params)
+    if not rows:
         return None
-    return Stream.from_row(row), row.recipient_id
+    return Stream.from_row(rows[0]), named(rows[0])["recipient_id"]
 
 
 async def list_streams(conn: AsyncConnection, realm_id: int) -> list[Stream]:
@@ -122,7 +123,7 @@ async def get_subscriber_ids(
     result: dict[int, list[int]] = {stream_id: [] for stream_id in ids}
     if not ids:
         return result
-    rows = await conn.execute(_SUBSCRIBERS(conn), {"ids": ids_argument(conn, ids)})
+    rows = await fetch_rows(conn, _SUBSCRIBERS(conn), {"ids": ids_argument(conn, ids)})
     for stream_id, user_id in rows:
         result[stream_id].append(user_id)
     return result

@@ -8,6 +8,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.fast import fetch_value
 from hubbub.db.tables import realm, realm_user_default, user_profile, user_setting
 from hubbub.user_settings import REALM_DEFAULT_KEYS, USER_SETTING_DEFAULTS, merged
 
@@ -19,7 +20,7 @@ _STORED_SETTINGS = sa.select(user_setting.c.settings).where(
 async def get_stored_user_settings(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
     """The user's ``user_setting`` overrides (empty when the row is missing). The
     statement is built once: every send reads the sender's."""
-    text = await conn.scalar(_STORED_SETTINGS, {"user_id": user_id})
+    text = await fetch_value(conn, _STORED_SETTINGS, {"user_id": user_id})
     return orjson.loads(text) if text else {}
 
 
