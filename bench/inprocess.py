@@ -339,6 +339,7 @@ async def measure(
                 times.append(time.perf_counter() - started)
             return times
 
+        cpu_started = time.process_time()
         if args.profile:
             from pyinstrument import Profiler
 
@@ -353,13 +354,17 @@ async def measure(
             print(f"profile: {out}")
         else:
             times = await timed()
+        cpu = time.process_time() - cpu_started
         collections.stop()
     times.sort()
+    # This process's CPU (the server's work and the test client's, not the database's):
+    # steadier than the latencies on a shared machine.
     print(
         f"{args.kind}: {len(times)} requests, {args.users} users: "
         f"p50 {1000 * statistics.median(times):.1f} ms, "
         f"p99 {1000 * times[int(0.99 * (len(times) - 1))]:.1f} ms, "
-        f"mean {1000 * statistics.mean(times):.1f} ms"
+        f"mean {1000 * statistics.mean(times):.1f} ms, "
+        f"CPU {1000 * cpu / max(1, len(times)):.2f} ms a request"
     )
 
 
