@@ -10,10 +10,13 @@ from sqlalchemy.dialects import postgresql
 from hubbub.db import fast
 from hubbub.db.dialects import ids_argument
 from hubbub.db.tables import user_presence
+from hubbub.queries.message_dicts import _MESSAGES, _USERS
 from hubbub.queries.presence import _REALM_PRESENCES
+from hubbub.queries.reactions import _REACTIONS
 from hubbub.queries.streams import _SEND_STREAM_BY_NAME, _SUBSCRIBERS, get_stream_by_name
 from hubbub.queries.users import _LOGIN_CANDIDATES, get_login_candidates
-from tests.helpers import TestEnv
+from tests.helpers import TestEnv, assert_success
+from tests.messages_helpers import send_stream_message
 
 
 async def test_rows_match_sqlalchemys(env: TestEnv) -> None:
@@ -28,6 +31,9 @@ async def test_rows_match_sqlalchemys(env: TestEnv) -> None:
             )
         )
     await env.subscribe("hamlet", "Verona")
+    sent = await send_stream_message(env, "hamlet", "Verona", "**hello**")
+    reaction = {"emoji_name": "smile"}
+    assert_success(await env.client("hamlet").post(f"/messages/{sent}/reactions", reaction))
     async with env.services.db.read() as conn:
         verona = await get_stream_by_name(conn, hamlet.realm_id, "verona")
         assert verona is not None
@@ -37,6 +43,10 @@ async def test_rows_match_sqlalchemys(env: TestEnv) -> None:
             # A literal of its own (the recipient type), and an array of ids.
             (_SEND_STREAM_BY_NAME, {"realm_id": hamlet.realm_id, "name": "verona"}),
             (_SUBSCRIBERS(conn), {"ids": ids_argument(conn, [verona.id])}),
+            # A page of messages' objects.
+            (_MESSAGES(conn), {"ids": ids_argument(conn, [sent]), "realm_id": hamlet.realm_id}),
+            (_USERS(conn), {"ids": ids_argument(conn, [hamlet.id])}),
+            (_REACTIONS(conn), {"ids": ids_argument(conn, [sent])}),
         ]
         for statement, params in cases:
             expected = [tuple(row) for row in await conn.execute(statement, params)]

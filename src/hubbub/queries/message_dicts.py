@@ -8,7 +8,7 @@ current linkifiers, as Zulip does.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -70,11 +71,16 @@ _MESSAGES = PerDialect(
 )
 
 
+# A message row read by attribute, whichever way it was read (``db.fast.fetch_rows``).
+MessageRow = namedtuple("MessageRow", [column.name for column in message.c])  # type: ignore[misc]
+
+
 async def _users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, User]:
     if not user_ids:
         return {}
-    rows = await conn.execute(_USERS(conn), {"ids": ids_argument(conn, user_ids)})
-    return {row.id: User.from_row(row) for row in rows}
+    rows = await fetch_rows(conn, _USERS(conn), {"ids": ids_argument(conn, user_ids)})
+    users = [User.from_row(row) for row in rows]
+    return {user.id: user for user in users}
 
 
 async def get_direct_message_group_members(
@@ -101,22 +107,23 @@ async def get_display_recipients(
     A personal recipient (type 1) lists only its user; the caller adds the sender."""
     if not recipient_ids:
         return {}
-    rows = list(await conn.execute(_RECIPIENTS(conn), {"ids": ids_argument(conn, recipient_ids)}))
-    stream_ids = {r.type_id for r in rows if r.type == RECIPIENT_STREAM}
-    group_ids = {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
+    params = {"ids": ids_argument(conn, recipient_ids)}
+    rows = [tuple(row) for row in await fetch_rows(conn, _RECIPIENTS(conn), params)]
+    stream_ids = {type_id for _id, rtype, type_id in rows if rtype == RECIPIENT_STREAM}
+    group_ids = {type_id for _id, rtype, type_id in rows if rtype == RECIPIENT_DIRECT_MESSAGE_GROUP}
     names: dict[int, str] = {}
     if stream_ids:
         params = {"ids": ids_argument(conn, stream_ids)}
-        names = {s.id: s.name for s in await conn.execute(_STREAM_NAMES(conn), params)}
+        names = {sid: name for sid, name in await fetch_rows(conn, _STREAM_NAMES(conn), params)}
     members = await get_direct_message_group_members(conn, group_ids)
     result: dict[int, DisplayRecipient] = {}
-    for r in rows:
-        if r.type == RECIPIENT_STREAM:
-            result[r.id] = (r.type, r.type_id, names.get(r.type_id, ""))
-        elif r.type == RECIPIENT_DIRECT_MESSAGE_GROUP:
-            result[r.id] = (r.type, r.type_id, sorted(members[r.type_id]))
+    for rid, rtype, type_id in rows:
+        if rtype == RECIPIENT_STREAM:
+            result[rid] = (rtype, type_id, names.get(type_id, ""))
+        elif rtype == RECIPIENT_DIRECT_MESSAGE_GROUP:
+            result[rid] = (rtype, type_id, sorted(members[type_id]))
         else:
-            result[r.id] = (r.type, r.type_id, [r.type_id])
+            result[rid] = (rtype, type_id, [type_id])
     return result
 
 
@@ -243,7 +250,7 @@ async def get_message_dicts(
     if not message_ids:
         return {}
     params = {"ids": ids_argument(conn, message_ids), "realm_id": viewer.realm_id}
-    rows = list(await conn.execute(_MESSAGES(conn), params))
+    rows: list[Any] = [MessageRow(*row) for row in await fetch_rows(conn, _MESSAGES(conn), params)]
     if not rows:
         return {}
     recipients = await get_display_recipients(conn, {r.recipient_id for r in rows})

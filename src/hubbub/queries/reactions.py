@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
+from hubbub.db.fast import fetch_rows, named
 from hubbub.db.tables import reaction, stream, submessage, subscription, user_message, user_profile
 
 # Built once per dialect: every page of messages reads both.
@@ -53,18 +54,19 @@ async def get_reaction_dicts(
     result: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if not message_ids:
         return result
-    rows = await conn.execute(_REACTIONS(conn), {"ids": ids_argument(conn, message_ids)})
-    for row in rows:
-        result[row.message_id].append(
+    rows = await fetch_rows(conn, _REACTIONS(conn), {"ids": ids_argument(conn, message_ids)})
+    for found in rows:
+        row = named(found)
+        result[row["message_id"]].append(
             {
-                "emoji_name": row.emoji_name,
-                "emoji_code": row.emoji_code,
-                "reaction_type": row.reaction_type,
-                "user_id": row.user_profile_id,
+                "emoji_name": row["emoji_name"],
+                "emoji_code": row["emoji_code"],
+                "reaction_type": row["reaction_type"],
+                "user_id": row["user_profile_id"],
                 "user": {
-                    "id": row.user_profile_id,
-                    "email": row.email,
-                    "full_name": row.full_name,
+                    "id": row["user_profile_id"],
+                    "email": row["email"],
+                    "full_name": row["full_name"],
                 },
             }
         )
@@ -78,15 +80,16 @@ async def get_submessage_dicts(
     result: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if not message_ids:
         return result
-    rows = await conn.execute(_SUBMESSAGES(conn), {"ids": ids_argument(conn, message_ids)})
-    for row in rows:
-        result[row.message_id].append(
+    rows = await fetch_rows(conn, _SUBMESSAGES(conn), {"ids": ids_argument(conn, message_ids)})
+    for found in rows:
+        row = named(found)
+        result[row["message_id"]].append(
             {
-                "id": row.id,
-                "message_id": row.message_id,
-                "sender_id": row.sender_id,
-                "msg_type": row.msg_type,
-                "content": row.content,
+                "id": row["id"],
+                "message_id": row["message_id"],
+                "sender_id": row["sender_id"],
+                "msg_type": row["msg_type"],
+                "content": row["content"],
             }
         )
     return result
