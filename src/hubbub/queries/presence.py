@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import user_presence, user_profile, user_setting
 from hubbub.models import Realm
+from hubbub.queries.user_settings import get_stored_user_settings
 
 # Zulip 8.0's settings (zproject/default_settings.py and computed_settings.py).
 OFFLINE_THRESHOLD_SECS = 140
@@ -203,10 +204,7 @@ def _presence_enabled_of(settings_json: str | None) -> bool:
 
 async def get_presence_enabled(conn: AsyncConnection, user_id: int) -> bool:
     """The user's ``presence_enabled`` setting (True unless they turned it off)."""
-    text = await conn.scalar(
-        sa.select(user_setting.c.settings).where(user_setting.c.user_profile_id == user_id)
-    )
-    return _presence_enabled_of(text)
+    return bool((await get_stored_user_settings(conn, user_id)).get("presence_enabled", True))
 
 
 async def get_presence_disabled_user_ids(conn: AsyncConnection, realm_id: int) -> set[int]:

@@ -124,32 +124,35 @@ async def access_user_by_email(
     return user
 
 
+# Built once: /register reads every user, and every realm-wide event its audience.
+_USERS = (
+    sa.select(user_profile)
+    .where(user_profile.c.realm_id == sa.bindparam("realm_id"))
+    .order_by(user_profile.c.id)
+)
+_ACTIVE_USERS = _USERS.where(user_profile.c.is_active)
+_ACTIVE_USER_IDS = (
+    sa.select(user_profile.c.id)
+    .where(user_profile.c.realm_id == sa.bindparam("realm_id"), user_profile.c.is_active)
+    .order_by(user_profile.c.id)
+)
+
+
 async def list_users(conn: AsyncConnection, realm_id: int) -> list[User]:
-    rows = await conn.execute(
-        sa.select(user_profile)
-        .where(user_profile.c.realm_id == realm_id)
-        .order_by(user_profile.c.id)
-    )
+    rows = await fetch_rows(conn, _USERS, {"realm_id": realm_id})
     return [User.from_row(row) for row in rows]
 
 
 async def list_active_users(conn: AsyncConnection, realm_id: int) -> list[User]:
-    rows = await conn.execute(
-        sa.select(user_profile)
-        .where(user_profile.c.realm_id == realm_id, user_profile.c.is_active)
-        .order_by(user_profile.c.id)
-    )
+    rows = await fetch_rows(conn, _ACTIVE_USERS, {"realm_id": realm_id})
     return [User.from_row(row) for row in rows]
 
 
 async def active_user_ids(conn: AsyncConnection, realm_id: int) -> list[int]:
     """The realm's active users (the audience of realm-wide events), in id order."""
-    rows = await conn.execute(
-        sa.select(user_profile.c.id)
-        .where(user_profile.c.realm_id == realm_id, user_profile.c.is_active)
-        .order_by(user_profile.c.id)
-    )
-    return list(rows.scalars())
+    return [
+        user_id for (user_id,) in await fetch_rows(conn, _ACTIVE_USER_IDS, {"realm_id": realm_id})
+    ]
 
 
 async def count_active_owners(conn: AsyncConnection, realm_id: int) -> int:
