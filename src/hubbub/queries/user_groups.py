@@ -7,6 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.fast import fetch_rows, named
 from hubbub.db.tables import group_group_membership, user_group, user_group_membership
 from hubbub.errors import JsonableError
 
@@ -52,7 +53,7 @@ async def access_group_by_id(conn: AsyncConnection, realm_id: int, group_id: int
 
 
 async def _subgroup_links(conn: AsyncConnection, realm_id: int) -> list[tuple[int, int]]:
-    rows = (await conn.execute(_SUBGROUP_LINKS, {"realm_id": realm_id})).all()
+    rows = await fetch_rows(conn, _SUBGROUP_LINKS, {"realm_id": realm_id})
     return [(sup, sub) for sup, sub in rows]
 
 
@@ -105,22 +106,22 @@ async def get_user_group_dicts(conn: AsyncConnection, realm_id: int) -> list[dic
     all at once rather than row by row (SQLAlchemy's per-row fetch was a third of it):
     ``inprocess.py register``, see docs/performance.md."""
     params = {"realm_id": realm_id}
-    groups = (await conn.execute(_GROUPS, params)).all()
-    members: dict[int, list[int]] = {g.id: [] for g in groups}
-    for group_id, user_id in (await conn.execute(_MEMBERS, params)).all():
+    groups = [named(row) for row in await fetch_rows(conn, _GROUPS, params)]
+    members: dict[int, list[int]] = {g["id"]: [] for g in groups}
+    for group_id, user_id in await fetch_rows(conn, _MEMBERS, params):
         members[group_id].append(user_id)
-    subgroups: dict[int, list[int]] = {g.id: [] for g in groups}
+    subgroups: dict[int, list[int]] = {g["id"]: [] for g in groups}
     for sup, sub in sorted(await _subgroup_links(conn, realm_id)):
         subgroups[sup].append(sub)
     return [
         {
-            "id": g.id,
-            "name": g.name,
-            "description": g.description,
-            "members": members[g.id],
-            "direct_subgroup_ids": subgroups[g.id],
-            "is_system_group": g.is_system_group,
-            "can_mention_group": g.can_mention_group_id,
+            "id": g["id"],
+            "name": g["name"],
+            "description": g["description"],
+            "members": members[g["id"]],
+            "direct_subgroup_ids": subgroups[g["id"]],
+            "is_system_group": g["is_system_group"],
+            "can_mention_group": g["can_mention_group_id"],
         }
         for g in groups
     ]
