@@ -8,7 +8,7 @@ in one query, so ``GET /messages`` pays two queries however many messages it ret
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import orjson
@@ -45,54 +45,61 @@ _SUBMESSAGES = PerDialect(
 )
 
 
+async def _by_message(
+    conn: AsyncConnection,
+    statement: PerDialect[sa.Select[Any]],
+    message_ids: Collection[int],
+    make: Callable[[Mapping[Any, Any]], dict[str, Any]],
+) -> dict[int, list[dict[str, Any]]]:
+    """Message id -> ``make`` of each of its rows (only messages that have any)."""
+    result: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    if not message_ids:
+        return result
+    params = {"ids": ids_argument(conn, message_ids)}
+    for found in await fetch_rows(conn, statement(conn), params):
+        row = named(found)
+        result[row["message_id"]].append(make(row))
+    return result
+
+
+def _reaction_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
+    return {
+        "emoji_name": row["emoji_name"],
+        "emoji_code": row["emoji_code"],
+        "reaction_type": row["reaction_type"],
+        "user_id": row["user_profile_id"],
+        "user": {
+            "id": row["user_profile_id"],
+            "email": row["email"],
+            "full_name": row["full_name"],
+        },
+    }
+
+
+def _submessage_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "message_id": row["message_id"],
+        "sender_id": row["sender_id"],
+        "msg_type": row["msg_type"],
+        "content": row["content"],
+    }
+
+
 async def get_reaction_dicts(
     conn: AsyncConnection, message_ids: Collection[int]
 ) -> dict[int, list[dict[str, Any]]]:
     """Message id -> its reactions as message objects show them (only messages that have
     any). The ``user`` object is deprecated since feature level 2 but still sent by Zulip
     8.0, without ``is_mirror_dummy``."""
-    result: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    if not message_ids:
-        return result
-    rows = await fetch_rows(conn, _REACTIONS(conn), {"ids": ids_argument(conn, message_ids)})
-    for found in rows:
-        row = named(found)
-        result[row["message_id"]].append(
-            {
-                "emoji_name": row["emoji_name"],
-                "emoji_code": row["emoji_code"],
-                "reaction_type": row["reaction_type"],
-                "user_id": row["user_profile_id"],
-                "user": {
-                    "id": row["user_profile_id"],
-                    "email": row["email"],
-                    "full_name": row["full_name"],
-                },
-            }
-        )
-    return result
+    return await _by_message(conn, _REACTIONS, message_ids, _reaction_dict)
 
 
 async def get_submessage_dicts(
     conn: AsyncConnection, message_ids: Collection[int]
 ) -> dict[int, list[dict[str, Any]]]:
     """Message id -> its submessages, oldest first (only messages that have any)."""
-    result: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    if not message_ids:
-        return result
-    rows = await fetch_rows(conn, _SUBMESSAGES(conn), {"ids": ids_argument(conn, message_ids)})
-    for found in rows:
-        row = named(found)
-        result[row["message_id"]].append(
-            {
-                "id": row["id"],
-                "message_id": row["message_id"],
-                "sender_id": row["sender_id"],
-                "msg_type": row["msg_type"],
-                "content": row["content"],
-            }
-        )
-    return result
+    return await _by_message(conn, _SUBMESSAGES, message_ids, _submessage_dict)
 
 
 async def has_reaction(
