@@ -33,6 +33,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 # the entry lives.
 _Compiled = tuple[str, tuple[str, ...], dict[str, Any]]
 _COMPILED: dict[int, tuple[sa.Select[Any], _Compiled | None]] = {}
+# Far more than the module's statements: a statement built per call, given by mistake,
+# costs a compilation each time but cannot grow the cache without bound.
+_COMPILED_MAX = 1_000
 _PLAIN_READS = ("autocommit", "read_committed")
 
 
@@ -46,6 +49,8 @@ def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
         names = tuple(compiled.positiontup or ())
         sql = (str(compiled), names, dict(compiled.params)) if plain else None
         entry = (statement, sql)
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
         _COMPILED[id(statement)] = entry
     return entry[1]
 
