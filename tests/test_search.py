@@ -185,21 +185,34 @@ async def test_postgresql_walks_give_the_planner_pages(
 
     anchors = [("newest", 5, 0), ("oldest", 0, 5), (str(sent[12]), 3, 3), ("newest", 40, 0)]
 
-    async def planner(conn: Any, queries: list[str], limit: int) -> Walk | None:
+    estimates: list[list[str]] = []
+
+    async def planner(conn: Any, queries: list[str]) -> None:
+        estimates.append(queries)
         return None
 
-    monkeypatch.setattr(search_postgresql, "choose_walk", planner)
+    monkeypatch.setattr(search_postgresql, "estimate_search", planner)
     plain = await _pages(client, narrows, anchors)
     # hamlet receives the Verona messages (two in three) and his own.
     received = [m for n, m in enumerate(sent[:24]) if n % 3] + [sent[24]]
     assert [m for m, _ in plain[0]] == received[-5:]
     assert (sent[8], ["starred"]) in plain[3]
+    # One estimate a request, though the anchored one pages both ways.
+    assert len(estimates) == len(narrows) * len(anchors)
+
+    class Forced:
+        def __init__(self, walk: Walk) -> None:
+            self.forced = walk
+
+        def walk(self, limit: int) -> Walk:
+            return self.forced
+
     for walk in (Walk.ROWS, Walk.INDEX):
 
-        async def forced(conn: Any, queries: list[str], limit: int, walk: Walk = walk) -> Walk:
-            return walk
+        async def forced(conn: Any, queries: list[str], walk: Walk = walk) -> Forced:
+            return Forced(walk)
 
-        monkeypatch.setattr(search_postgresql, "choose_walk", forced)
+        monkeypatch.setattr(search_postgresql, "estimate_search", forced)
         assert await _pages(client, narrows, anchors) == plain, walk
 
 
@@ -212,14 +225,19 @@ async def test_postgresql_chooses_a_walk_from_the_statistics(
         await send_stream_message(env, "hamlet", "Verona", f"lunch {n}")
     monkeypatch.setattr(search_postgresql, "_statistics", None)
     async with env.services.db.read() as conn:
+
+        async def choose(queries: list[str], limit: int) -> Walk | None:
+            estimate = await search_postgresql.estimate_search(conn, queries)
+            return None if estimate is None else estimate.walk(limit)
+
         # Never analyzed: the planner decides.
-        assert await search_postgresql.choose_walk(conn, ["lunch"], 5) is None
+        assert await choose(["lunch"], 5) is None
         monkeypatch.setattr(search_postgresql, "_statistics", None)
         await conn.execute(sa.text("ANALYZE message"))
         # Every message says lunch: 30 matches cost more than the ~5 rows that fill a page
         # of five; a page of 50 holds all 30 matches, which the index reads directly.
-        assert await search_postgresql.choose_walk(conn, ["lunch"], 5) is Walk.ROWS
-        assert await search_postgresql.choose_walk(conn, ["lunch"], 50) is Walk.INDEX
-        assert await search_postgresql.choose_walk(conn, ["lunch or tea"], 5) is None
+        assert await choose(["lunch"], 5) is Walk.ROWS
+        assert await choose(["lunch"], 50) is Walk.INDEX
+        assert await choose(["lunch or tea"], 5) is None
         # querytree leaves a negated word out: it only removes matches.
-        assert await search_postgresql.choose_walk(conn, ["lunch -tea"], 5) is Walk.ROWS
+        assert await choose(["lunch -tea"], 5) is Walk.ROWS

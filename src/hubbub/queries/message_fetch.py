@@ -18,7 +18,7 @@ from hubbub.queries.messages import flag_names
 from hubbub.search import highlight_html, highlight_topic
 from hubbub.search import postgresql as search_postgresql
 from hubbub.search import sqlite as search_sqlite
-from hubbub.search.postgresql import Walk
+from hubbub.search.postgresql import SearchEstimate, Walk
 
 # Zulip's anchor for "newest", above any real message id; clients see it in ``anchor``.
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
@@ -95,16 +95,25 @@ async def fetch_window(
     before: list[tuple[int, int]] = []
     after: list[tuple[int, int]] = []
     at: list[tuple[int, int]] = []
-    if num_before and not anchored_left:
+    paging_before = bool(num_before) and not anchored_left
+    paging_after = bool(num_after) and not past_all
+    # Read once for both pages.
+    estimate = await _search_estimate(conn, query) if paging_before or paging_after else None
+    if paging_before:
         rows = await _page(
-            conn, query, columns, below=None if past_all else anchor, limit=num_before
+            conn,
+            query,
+            columns,
+            estimate,
+            below=None if past_all else anchor,
+            limit=num_before,
         )
         before = rows[::-1]
     if include_anchor and not anchored_left and not past_all:
         rows = await conn.execute(query.select(*columns).where(message.c.id == anchor))
         at = [(mid, int(flags)) for mid, flags in rows]
-    if num_after and not past_all:
-        after = await _page(conn, query, columns, above=anchor, limit=num_after)
+    if paging_after:
+        after = await _page(conn, query, columns, estimate, above=anchor, limit=num_after)
     return Window(
         rows=before + at + after,
         found_anchor=bool(at),
@@ -122,21 +131,19 @@ async def _page(
     conn: AsyncConnection,
     query: NarrowQuery,
     columns: tuple[Any, ...],
+    estimate: SearchEstimate | None,
     *,
     above: int | None = None,
     below: int | None = None,
     limit: int,
 ) -> list[tuple[int, int]]:
     """Up to ``limit`` matches past ``above`` (oldest first) or before ``below`` (newest
-    first), as (id, flags) in that order."""
+    first), as (id, flags) in that order; ``estimate`` (PostgreSQL search) chooses the
+    walk."""
     newest_first = above is None
-    walked = await _postgresql_walk(conn, query, above=above, below=below, limit=limit)
+    walked = _walk(query, estimate, above=above, below=below, limit=limit)
     if walked is not None:
-        select, order_id = walked
-        order = order_id.desc() if newest_first else order_id
-        rows = await conn.execute(select.order_by(order).limit(limit))
-        return [(mid, int(flags)) for mid, flags in rows]
-    order = query.order_id().desc() if newest_first else query.order_id()
+        return await _rows(conn, *walked, newest_first=newest_first, limit=limit)
     windows: tuple[int | None, ...] = (None,)
     if query.fts_driver is not None:
         windows = (*FTS_WINDOWS, None)
@@ -153,10 +160,7 @@ async def _page(
             )
             fts_window = message.c.id.in_(hits)
         select = query.select(*columns, above=above, below=below, fts_window=fts_window)
-        rows = [
-            (mid, int(flags))
-            for mid, flags in await conn.execute(select.order_by(order).limit(limit))
-        ]
+        rows = await _rows(conn, select, query.order_id(), newest_first=newest_first, limit=limit)
         if window is None or len(rows) >= limit:
             return rows
         # Fewer than asked: final if the window held every match past the anchor.
@@ -166,16 +170,23 @@ async def _page(
     raise AssertionError("the last window is unbounded")
 
 
-async def _postgresql_walk(
+async def _rows(
     conn: AsyncConnection,
-    query: NarrowQuery,
+    select: sa.Select[Any],
+    order_id: Any,
     *,
-    above: int | None,
-    below: int | None,
+    newest_first: bool,
     limit: int,
-) -> tuple[sa.Select[Any], Any] | None:
-    """PostgreSQL: a search of the user's own rows as the walk the word frequencies favour
-    (``search.postgresql.choose_walk``), or None for the planner's plan."""
+) -> list[tuple[int, int]]:
+    order = order_id.desc() if newest_first else order_id
+    return [
+        (mid, int(flags)) for mid, flags in await conn.execute(select.order_by(order).limit(limit))
+    ]
+
+
+async def _search_estimate(conn: AsyncConnection, query: NarrowQuery) -> SearchEstimate | None:
+    """PostgreSQL: what chooses the walk of a search of the user's own rows
+    (``search.postgresql.estimate_search``), or None for the planner's plan."""
     if (
         conn.dialect.name != "postgresql"
         or not query.search_queries
@@ -183,12 +194,23 @@ async def _postgresql_walk(
         or query.include_history
     ):
         return None
-    walk = await search_postgresql.choose_walk(conn, query.search_queries, limit)
-    if walk is Walk.INDEX:
+    return await search_postgresql.estimate_search(conn, query.search_queries)
+
+
+def _walk(
+    query: NarrowQuery,
+    estimate: SearchEstimate | None,
+    *,
+    above: int | None,
+    below: int | None,
+    limit: int,
+) -> tuple[sa.Select[Any], Any] | None:
+    """The walk ``estimate`` favours for this page, or None for the planner's plan."""
+    if estimate is None:
+        return None
+    if estimate.walk(limit) is Walk.INDEX:
         return query.walk_index(above=above, below=below)
-    if walk is Walk.ROWS:
-        return query.walk_rows(above=above, below=below)
-    return None
+    return query.walk_rows(above=above, below=below)
 
 
 async def message_objects(

@@ -7,7 +7,8 @@ of the realm from the GIN index and keep the user's (cheap for a rare word). Pos
 planner takes a third way for most words, a backward walk of every message of the realm,
 because it costs each ``@@`` test at almost nothing; on bench/messages.py's realm (1,000
 users, 1,000,000 messages) that took 115 ms for a word the two others found in 20 to 40 ms.
-``choose_walk`` picks between the two from the planner statistics' word frequencies.
+``estimate_search`` and ``SearchEstimate.walk`` pick between the two from the planner
+statistics' word frequencies.
 """
 
 from __future__ import annotations
@@ -30,11 +31,7 @@ search_vector: ColumnElement[object] = sa.literal_column("message.search_tsvecto
 
 def search_condition(query: str) -> ColumnElement[bool]:
     # websearch_to_tsquery ANDs the words and keeps "quoted phrases" as phrases.
-    return search_vector.op("@@")(_tsquery(sa.literal(query)))
-
-
-def _tsquery(text: ColumnElement[str]) -> ColumnElement[object]:
-    return sa.func.websearch_to_tsquery(CONFIG, text)
+    return search_vector.op("@@")(sa.func.websearch_to_tsquery(CONFIG, sa.literal(query)))
 
 
 class Walk(Enum):
@@ -113,9 +110,23 @@ def walk_for(
     return Walk.INDEX if share * share * messages <= limit else Walk.ROWS
 
 
-async def choose_walk(conn: AsyncConnection, queries: list[str], limit: int) -> Walk | None:
-    """How to find a page of ``limit`` messages matching all of ``queries``, or None to
-    leave it to the planner (no statistics, or a query with OR or a negation)."""
+@dataclass(frozen=True)
+class SearchEstimate:
+    """The words of a search that all must match, with the statistics to weigh them."""
+
+    lexemes: tuple[str, ...]
+    statistics: _Statistics
+
+    def walk(self, limit: int) -> Walk:
+        """How to find a page of ``limit`` matches (``walk_for``)."""
+        found = self.statistics
+        return walk_for(list(self.lexemes), found.frequencies, found.floor, found.messages, limit)
+
+
+async def estimate_search(conn: AsyncConnection, queries: list[str]) -> SearchEstimate | None:
+    """What choosing a walk for the search of all of ``queries`` needs (one statement, the
+    query's words; the statistics are kept), or None to leave the pages to the planner
+    (never analyzed, or a query with OR)."""
     statistics = await _get_statistics(conn)
     if statistics is None:
         return None
@@ -125,4 +136,4 @@ async def choose_walk(conn: AsyncConnection, queries: list[str], limit: int) -> 
         if words is None:
             return None
         lexemes.extend(words)
-    return walk_for(lexemes, statistics.frequencies, statistics.floor, statistics.messages, limit)
+    return SearchEstimate(tuple(lexemes), statistics)
