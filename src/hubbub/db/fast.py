@@ -65,13 +65,12 @@ def _converts(type_: Any, dialect: Dialect) -> bool:
 
 def _driver_connection(conn: AsyncConnection) -> Any | None:
     """The asyncpg connection of ``conn`` when it reads in autocommit or READ COMMITTED."""
-    if conn.dialect.name != "postgresql":
+    if conn.dialect.name != "postgresql" or conn.sync_connection is None:
         return None
-    pooled = conn.sync_connection.connection if conn.sync_connection is not None else None
-    adapted = pooled.dbapi_connection if pooled is not None else None
-    if adapted is None or getattr(adapted, "isolation_level", None) not in _PLAIN_READS:
+    pooled = conn.sync_connection.connection
+    if getattr(pooled.dbapi_connection, "isolation_level", None) not in _PLAIN_READS:
         return None
-    return pooled.driver_connection if pooled is not None else None
+    return pooled.driver_connection
 
 
 async def fetch_rows(
@@ -81,8 +80,8 @@ async def fetch_rows(
     driver = _driver_connection(conn)
     compiled = _compiled(statement, conn.dialect) if driver is not None else None
     if driver is None or compiled is None:
-        result = await conn.execute(statement, dict(params or {}))
-        return list(result.all())
+        found: Sequence[Sequence[Any]] = (await conn.execute(statement, dict(params or {}))).all()
+        return found
     sql, names, held = compiled
     given = params or {}
     values = [given[name] if name in given else held[name] for name in names]

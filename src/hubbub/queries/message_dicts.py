@@ -108,7 +108,7 @@ async def get_display_recipients(
     if not recipient_ids:
         return {}
     params = {"ids": ids_argument(conn, recipient_ids)}
-    rows = [tuple(row) for row in await fetch_rows(conn, _RECIPIENTS(conn), params)]
+    rows = await fetch_rows(conn, _RECIPIENTS(conn), params)
     stream_ids = {type_id for _id, rtype, type_id in rows if rtype == RECIPIENT_STREAM}
     group_ids = {type_id for _id, rtype, type_id in rows if rtype == RECIPIENT_DIRECT_MESSAGE_GROUP}
     names: dict[int, str] = {}

@@ -128,26 +128,29 @@ _REALM_PRESENCES = (
 )
 
 
+def _entry(row: tuple[Any, ...], slim: bool) -> tuple[str, dict[str, Any]]:
+    """One user's key and entry of the realm's presence, from a ``_REALM_PRESENCES`` row."""
+    user_id, active, connected, email, joined = row
+    last_connected = joined if connected is None else connected
+    if slim:
+        return str(user_id), modern_user_presence(active, last_connected)
+    return email, legacy_user_presence(active, last_connected)
+
+
+async def _presence_rows(conn: AsyncConnection, realm: Realm, now: float) -> list[tuple[Any, ...]]:
+    """The realm's ``_REALM_PRESENCES`` rows; none when it has presence disabled."""
+    if realm.setting("presence_disabled"):
+        return []
+    params = {"realm_id": realm.id, "since": now - PRESENCE_WINDOW_SECONDS}
+    return [tuple(row) for row in await fetch_rows(conn, _REALM_PRESENCES, params)]
+
+
 async def get_realm_presences(
     conn: AsyncConnection, realm: Realm, *, now: float, slim: bool
 ) -> dict[str, dict[str, Any]]:
     """Presence of the realm's active human users connected in the last two weeks; empty
     when the realm has presence disabled (Zulip's ``get_presences_for_realm``)."""
-    if realm.setting("presence_disabled"):
-        return {}
-    params = {"realm_id": realm.id, "since": now - PRESENCE_WINDOW_SECONDS}
-    rows = await fetch_rows(conn, _REALM_PRESENCES, params)
-    # Every presence ping answers with this for the whole realm (once a minute per client),
-    # so the loop reads plain tuples and builds each entry in one expression.
-    if slim:
-        return {
-            str(user_id): modern_user_presence(active, joined if connected is None else connected)
-            for user_id, active, connected, _email, joined in rows
-        }
-    return {
-        email: legacy_user_presence(active, joined if connected is None else connected)
-        for _user_id, active, connected, email, joined in rows
-    }
+    return dict(_entry(row, slim) for row in await _presence_rows(conn, realm, now))
 
 
 # Each entry of the presence answer, serialized, by (form, user id), with the row it was
@@ -163,27 +166,17 @@ async def get_realm_presences_json(
 ) -> orjson.Fragment:
     """``get_realm_presences`` as JSON, for the answers that only serialize it (the
     /register state is a dictionary that events update)."""
-    if realm.setting("presence_disabled"):
-        return orjson.Fragment(b"{}")
-    params = {"realm_id": realm.id, "since": now - PRESENCE_WINDOW_SECONDS}
     entries = _ENTRIES
     if len(entries) > _ENTRIES_MAX:
         entries.clear()
     parts = []
-    for row in await fetch_rows(conn, _REALM_PRESENCES, params):
-        values = tuple(row)
-        key = (slim, values[0])
-        entry = entries.get(key)
-        if entry is None or entry[0] != values:
-            user_id, active, connected, email, joined = values
-            last_connected = joined if connected is None else connected
-            if slim:
-                made = {str(user_id): modern_user_presence(active, last_connected)}
-            else:
-                made = {email: legacy_user_presence(active, last_connected)}
-            entry = (values, orjson.dumps(made)[1:-1])  # "key":{...}
-            entries[key] = entry
-        parts.append(entry[1])
+    for row in await _presence_rows(conn, realm, now):
+        cached = entries.get((slim, row[0]))
+        if cached is None or cached[0] != row:
+            key, entry = _entry(row, slim)
+            cached = (row, orjson.dumps({key: entry})[1:-1])  # "key":{...}
+            entries[(slim, row[0])] = cached
+        parts.append(cached[1])
     return orjson.Fragment(b"{" + b",".join(parts) + b"}")
 
 
@@ -196,15 +189,13 @@ async def get_presence_response(
     }
 
 
-def _presence_enabled_of(settings_json: str | None) -> bool:
-    if not settings_json:
-        return True
-    return bool(orjson.loads(settings_json).get("presence_enabled", True))
+def _presence_enabled(settings: dict[str, Any]) -> bool:
+    return bool(settings.get("presence_enabled", True))
 
 
 async def get_presence_enabled(conn: AsyncConnection, user_id: int) -> bool:
     """The user's ``presence_enabled`` setting (True unless they turned it off)."""
-    return bool((await get_stored_user_settings(conn, user_id)).get("presence_enabled", True))
+    return _presence_enabled(await get_stored_user_settings(conn, user_id))
 
 
 async def get_presence_disabled_user_ids(conn: AsyncConnection, realm_id: int) -> set[int]:
@@ -219,4 +210,4 @@ async def get_presence_disabled_user_ids(conn: AsyncConnection, realm_id: int) -
             user_setting.c.settings.contains("presence_enabled"),
         )
     )
-    return {user_id for user_id, text in rows if not _presence_enabled_of(text)}
+    return {user_id for user_id, text in rows if not _presence_enabled(orjson.loads(text))}

@@ -131,11 +131,7 @@ _USERS = (
     .order_by(user_profile.c.id)
 )
 _ACTIVE_USERS = _USERS.where(user_profile.c.is_active)
-_ACTIVE_USER_IDS = (
-    sa.select(user_profile.c.id)
-    .where(user_profile.c.realm_id == sa.bindparam("realm_id"), user_profile.c.is_active)
-    .order_by(user_profile.c.id)
-)
+_ACTIVE_USER_IDS = _ACTIVE_USERS.with_only_columns(user_profile.c.id)
 
 
 async def list_users(conn: AsyncConnection, realm_id: int) -> list[User]:
