@@ -130,7 +130,7 @@ class NarrowQuery:
     ) -> tuple[sa.Select[Any], ColumnElement[int]]:
         """(id, flags) of the matches, found by walking the user's rows in id order and
         checking each message by its key, with the column to order them by. For
-        PostgreSQL's search (``search.postgresql.choose_walk``); not with stream history,
+        PostgreSQL's search (``search.postgresql.SearchEstimate``); not with stream history,
         which has no rows to walk."""
         assert not self.include_history
         checked = (
