@@ -1,15 +1,17 @@
-"""``db.fast.fetch_rows``: statements built once, read through asyncpg directly outside
-transactions on PostgreSQL, give the rows SQLAlchemy gives; inside a transaction (and on
-SQLite) SQLAlchemy executes them, so they see the transaction's own writes."""
+"""``db.fast.fetch_rows``: statements built once, read through the driver directly (asyncpg
+in autocommit or READ COMMITTED, SQLite's connection in its open transaction), give the
+rows SQLAlchemy gives, and see what SQLAlchemy's statements would: a transaction's own
+writes, and on SQLite a read transaction's one snapshot."""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import postgresql, sqlite
 
 from hubbub.db import fast
 from hubbub.db.dialects import ids_argument
-from hubbub.db.tables import user_presence
+from hubbub.db.tables import stream, user_presence
 from hubbub.queries.message_dicts import _MESSAGES, _USERS
 from hubbub.queries.presence import _REALM_PRESENCES
 from hubbub.queries.reactions import _REACTIONS
@@ -49,17 +51,21 @@ async def test_rows_match_sqlalchemys(env: TestEnv) -> None:
             (_REACTIONS(conn), {"ids": ids_argument(conn, [sent])}),
         ]
         for statement, params in cases:
-            expected = [tuple(row) for row in await conn.execute(statement, params)]
-            rows = [tuple(row) for row in await fast.fetch_rows(conn, statement, params)]
+            found = (await conn.execute(statement, params)).all()
+            fast_rows = await fast.fetch_rows(conn, statement, params)
+            # By name too (labels such as the stream's recipient_id included).
+            assert [dict(fast.named(row)) for row in fast_rows] == [
+                dict(row._mapping) for row in found
+            ]
+            expected = [tuple(row) for row in found]
+            rows = [tuple(row) for row in fast_rows]
             assert rows == expected
             assert rows and all(
                 type(a) is type(b)
                 for row, other in zip(rows, expected, strict=True)
                 for a, b in zip(row, other, strict=True)
             )
-        # The driver's own path on PostgreSQL, SQLAlchemy's on SQLite.
-        on_postgresql = env.services.db.dialect_name == "postgresql"
-        assert (fast._driver_connection(conn) is not None) == on_postgresql
+        assert fast._driver_connection(conn) is not None  # the driver's own path
         [(user, realm)] = await get_login_candidates(conn, hamlet.email.upper())
     assert (user, realm.id) == (hamlet, hamlet.realm_id)
 
@@ -70,8 +76,7 @@ async def test_a_transaction_reads_its_own_writes(env: TestEnv) -> None:
     after it the transaction's own writes, on the same connection."""
     hamlet = env.users["hamlet"]
     async with env.services.db.write() as conn:
-        on_postgresql = env.services.db.dialect_name == "postgresql"
-        assert (fast._driver_connection(conn) is not None) == on_postgresql
+        assert fast._driver_connection(conn) is not None
         [(user, _realm)] = await get_login_candidates(conn, hamlet.email)
         assert user.full_name == hamlet.full_name
         await conn.execute(
@@ -91,3 +96,54 @@ def test_conversions_and_locks_are_left_to_sqlalchemy() -> None:
     assert fast._compiled(expanding, dialect) is None
     assert fast._compiled(locking.with_for_update(), dialect) is None
     assert fast._compiled(locking, dialect) is not None
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_a_sqlite_read_keeps_its_snapshot(env: TestEnv) -> None:
+    """On SQLite a read transaction is one snapshot (``Database.read``); the driver's
+    path runs in it, so a write committed meanwhile is not seen until the next read."""
+    hamlet = env.users["hamlet"]
+    async with env.services.db.read() as conn:
+        [(before, _realm)] = await get_login_candidates(conn, hamlet.email)
+        async with env.services.db.write() as writer:
+            await writer.execute(
+                sa.text("UPDATE user_profile SET full_name = 'Prince' WHERE id = :id"),
+                {"id": hamlet.id},
+            )
+        [(during, _realm)] = await get_login_candidates(conn, hamlet.email)
+    async with env.services.db.read() as conn:
+        [(after, _realm)] = await get_login_candidates(conn, hamlet.email)
+    assert (before.full_name, during.full_name) == (hamlet.full_name, hamlet.full_name)
+    assert after.full_name == "Prince"
+
+
+def test_sqlite_rows_are_converted_as_sqlalchemy_would() -> None:
+    """SQLite stores booleans as 0 and 1; SQLAlchemy gives False and True, and so must the
+    driver's path (the columns it converts are found once per statement)."""
+    dialect = sqlite.dialect()
+    statement = sa.select(user_presence.c.user_profile_id, stream.c.invite_only).where(
+        user_presence.c.user_profile_id == sa.bindparam("id")
+    )
+    compiled = fast._compiled(statement, dialect)
+    assert compiled is not None and "?" in compiled.sql
+    # Compiled for each database a process (the tests) uses.
+    on_postgresql = fast._compiled(statement, postgresql.asyncpg.dialect())
+    assert on_postgresql is not None and "$1" in on_postgresql.sql and not on_postgresql.convert
+    [row] = compiled.rows([(7, 1)])
+    assert row == (7, True) and type(row[1]) is bool
+    assert dict(fast.named(row)) == {"user_profile_id": 7, "invite_only": True}
+
+
+_MISSING = sa.select(sa.table("no_such_table", sa.column("x")))
+
+
+async def test_driver_errors_are_sqlalchemys(env: TestEnv) -> None:
+    """Errors from the driver's path are SQLAlchemy's ``DBAPIError``, as through
+    SQLAlchemy (on SQLite of the same subclass; asyncpg's own classes name no DB-API
+    class, and no caller tells a read's errors apart but by their message)."""
+    async with env.services.db.read() as conn:
+        with pytest.raises(sa.exc.DBAPIError) as raised:
+            await fast.fetch_rows(conn, _MISSING)
+    assert "no_such_table" in str(raised.value)
+    if env.services.db.is_sqlite:
+        assert isinstance(raised.value, sa.exc.OperationalError)

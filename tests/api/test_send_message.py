@@ -422,3 +422,16 @@ async def test_topic_wildcard_reaches_the_topics_participants_and_its_sender(
     assert flags[users["othello"].id] & TOPIC_WILDCARD_MENTIONED
     assert flags[users["hamlet"].id] & TOPIC_WILDCARD_MENTIONED
     assert not flags[users["iago"].id] & TOPIC_WILDCARD_MENTIONED
+
+
+async def test_ids_beyond_32_bits_are_errors(env: TestEnv) -> None:
+    """A stream or user id no 32-bit id column holds (PostgreSQL's) is a 400, as any id
+    that names nothing, and sends nothing: such ids reach statements read through the
+    driver directly (``db/fast.py``), past SQLAlchemy's error wrapping."""
+    before = await _count(env)
+    huge = 2**31
+    stream = await _post(env, "hamlet", type="stream", to=str(huge), topic="t", content="x")
+    assert stream.status_code == 400 and stream.json()["result"] == "error"
+    direct = await _post(env, "hamlet", type="direct", to=f"[{huge}]", content="x")
+    assert direct.status_code == 400 and direct.json()["result"] == "error"
+    assert await _count(env) == before

@@ -19,40 +19,99 @@ asyncpg returns as SQLAlchemy would (ints, floats, strings, booleans;
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.compiler import SQLCompiler
 
-# Statement object id -> (the statement, its SQL, its parameters' names in order and the
-# values the statement holds itself (literals such as ``type == 2``), or None for one
+
+class FastRow(tuple[Any, ...]):
+    """A row read from SQLite by ``fetch_rows``: a tuple, with its statement's column
+    names for ``named`` (each statement has its own subclass, ``_Compiled.row``)."""
+
+    __slots__ = ()
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """A statement's SQL for the driver: its parameters' names in order, the values the
+    statement holds itself (literals such as ``type == 2``) and, on SQLite, how its rows
+    are made (``row``) and which columns SQLAlchemy converts (``convert``: index and
+    function, such as a boolean's 0 or 1 to ``False`` or ``True``)."""
+
+    sql: str
+    names: tuple[str, ...]
+    held: dict[str, Any]
+    row: type[FastRow]
+    convert: tuple[tuple[int, Callable[[Any], Any]], ...]
+
+    def values(self, params: Mapping[str, Any] | None) -> list[Any]:
+        given = params or {}
+        return [given[name] if name in given else self.held[name] for name in self.names]
+
+    def rows(self, found: list[tuple[Any, ...]]) -> list[FastRow]:
+        make, convert = self.row, self.convert
+        if not convert:
+            return [make(values) for values in found]
+        rows = []
+        for values in found:
+            row = list(values)
+            for index, function in convert:
+                row[index] = function(row[index])
+            rows.append(make(row))
+        return rows
+
+
+# (Statement object id, dialect name) -> (the statement, its _Compiled, or None for one
 # SQLAlchemy must execute); the statement is kept so that its id is never reused while
-# the entry lives.
-_Compiled = tuple[str, tuple[str, ...], dict[str, Any]]
-_COMPILED: dict[int, tuple[sa.Select[Any], _Compiled | None]] = {}
-# Far more than the module's statements: a statement built per call, given by mistake,
+# the entry lives. (One process serves one database; the tests use both.)
+_COMPILED: dict[tuple[int, str], tuple[sa.Select[Any], _Compiled | None]] = {}
+# Far more than the modules' statements: a statement built per call, given by mistake,
 # costs a compilation each time but cannot grow the cache without bound.
 _COMPILED_MAX = 1_000
 _PLAIN_READS = ("autocommit", "read_committed")
 
 
 def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
-    entry = _COMPILED.get(id(statement))
+    key = (id(statement), dialect.name)
+    entry = _COMPILED.get(key)
     if entry is None or entry[0] is not statement:
         compiled = statement.compile(dialect=dialect)
         plain = statement._for_update_arg is None and not any(
             bind.expanding or _converts(bind.type, dialect) for bind in compiled.binds.values()
         )
-        names = tuple(compiled.positiontup or ())
-        sql = (str(compiled), names, dict(compiled.params)) if plain else None
-        entry = (statement, sql)
+        entry = (statement, _plan(compiled, dialect) if plain else None)
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
-        _COMPILED[id(statement)] = entry
+        _COMPILED[key] = entry
     return entry[1]
+
+
+def _plan(compiled: SQLCompiler, dialect: Dialect) -> _Compiled:
+    columns = compiled._result_columns or []
+    convert = []
+    if dialect.name == "sqlite":  # asyncpg gives each column's Python type itself
+        for index, column in enumerate(columns):
+            function = column.type._cached_result_processor(dialect, None)
+            if function is not None:
+                convert.append((index, function))
+    names = tuple(str(column.keyname) for column in columns)
+    row = type("FastRow", (FastRow,), {"__slots__": (), "names": names})
+    return _Compiled(
+        str(compiled),
+        tuple(compiled.positiontup or ()),
+        dict(compiled.params),
+        row,
+        tuple(convert),
+    )
 
 
 def _converts(type_: Any, dialect: Dialect) -> bool:
@@ -64,10 +123,17 @@ def _converts(type_: Any, dialect: Dialect) -> bool:
 
 
 def _driver_connection(conn: AsyncConnection) -> Any | None:
-    """The asyncpg connection of ``conn`` when it reads in autocommit or READ COMMITTED."""
-    if conn.dialect.name != "postgresql" or conn.sync_connection is None:
+    """The driver's connection of ``conn`` where statements may skip SQLAlchemy: asyncpg's
+    when it reads in autocommit or READ COMMITTED; on SQLite, the dialect's connection
+    (``dialects/sqlite.py``: ``fetch_all``), in whatever transaction ``conn`` has begun."""
+    if conn.sync_connection is None:
         return None
     pooled = conn.sync_connection.connection
+    if conn.dialect.name == "sqlite":
+        driver = pooled.driver_connection
+        return driver if hasattr(driver, "fetch_all") else None
+    if conn.dialect.name != "postgresql":
+        return None
     if getattr(pooled.dbapi_connection, "isolation_level", None) not in _PLAIN_READS:
         return None
     return pooled.driver_connection
@@ -82,10 +148,17 @@ async def fetch_rows(
     if driver is None or compiled is None:
         found: Sequence[Sequence[Any]] = (await conn.execute(statement, dict(params or {}))).all()
         return found
-    sql, names, held = compiled
-    given = params or {}
-    values = [given[name] if name in given else held[name] for name in names]
-    rows: Sequence[Sequence[Any]] = await driver.fetch(sql, *values)
+    values = compiled.values(params)
+    sqlite = conn.dialect.name == "sqlite"
+    errors: type[Exception] = sqlite3.Error if sqlite else asyncpg.PostgresError
+    try:
+        if sqlite:
+            return compiled.rows(await driver.fetch_all(compiled.sql, values))
+        rows: Sequence[Sequence[Any]] = await driver.fetch(compiled.sql, *values)
+    except errors as exc:
+        # As SQLAlchemy would raise it: callers tell errors apart by its classes (an id
+        # beyond a 32-bit column is a 400 in ``api/endpoint.py``, not a 500).
+        raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, errors) from exc
     return rows
 
 
@@ -101,5 +174,7 @@ def named(row: Any) -> Mapping[Any, Any]:
     """A row of ``fetch_rows`` by column name (asyncpg's rows are mappings already)."""
     if isinstance(row, sa.Row):
         return row._mapping
+    if isinstance(row, FastRow):
+        return dict(zip(row.names, row, strict=True))
     mapping: Mapping[Any, Any] = row
     return mapping
