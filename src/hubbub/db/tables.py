@@ -330,6 +330,7 @@ alert_word = sa.Table(
         sa.func.lower(sa.column("word")),
         unique=True,
     ),
+    sa.Index("ix_alert_word_realm_id", "realm_id"),
 )
 
 user_presence = sa.Table(

@@ -40,6 +40,9 @@ _STREAM_RECIPIENT = (
 )
 _SEND_STREAM_BY_ID = _STREAM_BY_ID.add_columns(_STREAM_RECIPIENT)
 _SEND_STREAM_BY_NAME = _STREAM_BY_NAME.add_columns(_STREAM_RECIPIENT)
+# Unordered (``get_subscriber_ids`` sorts): ordered by user, SQLite's planner read every
+# subscription of the realm in the order of the (user, stream) index instead of the
+# stream's own, 1.5 ms against 0.16 ms for a 40-member stream on every send.
 _SUBSCRIBERS = PerDialect(
     lambda dialect: (
         sa.select(subscription.c.stream_id, subscription.c.user_profile_id)
@@ -49,7 +52,6 @@ _SUBSCRIBERS = PerDialect(
             subscription.c.active,
             user_profile.c.is_active,
         )
-        .order_by(subscription.c.user_profile_id)
     )
 )
 _SUBSCRIPTION = sa.select(subscription).where(
@@ -126,6 +128,8 @@ async def get_subscriber_ids(
     rows = await fetch_rows(conn, _SUBSCRIBERS(conn), {"ids": ids_argument(conn, ids)})
     for stream_id, user_id in rows:
         result[stream_id].append(user_id)
+    for user_ids in result.values():
+        user_ids.sort()
     return result
 
 
