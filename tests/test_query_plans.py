@@ -12,8 +12,9 @@ from hubbub.db.dialects import ids_argument
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 from hubbub.queries.alert_words import _REALM_ALERT_WORDS
-from hubbub.queries.streams import _SUBSCRIBERS
+from hubbub.queries.streams import _SUBSCRIBERS, get_subscriber_ids
 from hubbub.queries.users import _LOGIN_CANDIDATES
+from tests.helpers import TestEnv
 
 
 async def _plan(db: Database, statement: sa.Select[Any]) -> str:
@@ -80,3 +81,13 @@ async def test_hot_statements_search_indexes(database_url: str) -> None:
     alert_words = plans["alert words"]
     assert "ix_alert_word_realm_id" in alert_words, alert_words
     assert "SCAN user_profile" not in alert_words, alert_words
+
+
+async def test_subscribers_come_in_user_order_whatever_the_rows_order(env: TestEnv) -> None:
+    """The statement is unordered for the planner's sake; the lists are still by user id."""
+    users = sorted(env.users.values(), key=lambda user: user.id, reverse=True)
+    for user in users:  # rows stored newest user first
+        stream = await env.subscribe(user, "Backwards")
+    async with env.services.db.read() as conn:
+        found = await get_subscriber_ids(conn, [stream.id])
+    assert found == {stream.id: sorted(user.id for user in users if user.is_active)}

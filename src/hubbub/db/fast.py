@@ -78,6 +78,8 @@ _COMPILED: dict[tuple[int, str], tuple[sa.Select[Any], _Compiled | None]] = {}
 # costs a compilation each time but cannot grow the cache without bound.
 _COMPILED_MAX = 1_000
 _PLAIN_READS = ("autocommit", "read_committed")
+# What the drivers raise for a statement; SQLAlchemy's DBAPIError wraps them.
+_DRIVER_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, asyncpg.PostgresError)
 
 
 def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
@@ -149,16 +151,14 @@ async def fetch_rows(
         found: Sequence[Sequence[Any]] = (await conn.execute(statement, dict(params or {}))).all()
         return found
     values = compiled.values(params)
-    sqlite = conn.dialect.name == "sqlite"
-    errors: type[Exception] = sqlite3.Error if sqlite else asyncpg.PostgresError
     try:
-        if sqlite:
+        if conn.dialect.name == "sqlite":
             return compiled.rows(await driver.fetch_all(compiled.sql, values))
         rows: Sequence[Sequence[Any]] = await driver.fetch(compiled.sql, *values)
-    except errors as exc:
+    except _DRIVER_ERRORS as exc:
         # As SQLAlchemy would raise it: callers tell errors apart by its classes (an id
         # beyond a 32-bit column is a 400 in ``api/endpoint.py``, not a 500).
-        raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, errors) from exc
+        raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, Exception) from exc
     return rows
 
 

@@ -86,7 +86,8 @@ async def get_send_stream(
         rows = await fetch_rows(conn, _SEND_STREAM_BY_NAME, params)
     if not rows:
         return None
-    return Stream.from_row(rows[0]), named(rows[0])["recipient_id"]
+    row = named(rows[0])  # once: on SQLite each call builds the mapping
+    return Stream.from_row(row), row["recipient_id"]
 
 
 async def list_streams(conn: AsyncConnection, realm_id: int) -> list[Stream]:
