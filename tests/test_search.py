@@ -115,11 +115,21 @@ async def test_pages_of_search_results_look_near_the_anchor_first(
 ) -> None:
     """On SQLite a page of search results looks among the matches nearest its anchor,
     widening the window until the page is full or the matches run out; the pages must be
-    those of the plain query, whatever the window sizes."""
+    those of the plain query, whatever the window sizes, with a stream's history (hamlet
+    is not subscribed to Denmark) and with other terms."""
     sent = await _lunch_messages(env)
     client = env.client("hamlet")
+    starred = [sent[4], sent[5], sent[16]]
+    assert_success(
+        await client.post("/messages/flags", {"messages": starred, "op": "add", "flag": "starred"})
+    )
     narrows = [
         [{"operator": "search", "operand": text}] for text in ("lunch", "tea lunch", "nothing")
+    ]
+    narrows += [
+        [{"operator": "stream", "operand": "Denmark"}, {"operator": "search", "operand": "lunch"}],
+        [{"operator": "stream", "operand": "Verona"}, {"operator": "search", "operand": "tea"}],
+        [{"operator": "is", "operand": "starred"}, {"operator": "search", "operand": "lunch"}],
     ]
     anchors = [
         ("newest", 5, 0),
@@ -129,12 +139,23 @@ async def test_pages_of_search_results_look_near_the_anchor_first(
         ("newest", 40, 0),
     ]
     # The plain query: no windows at all.
-    monkeypatch.setattr(message_fetch, "FTS_WINDOWS", ())
+    monkeypatch.setattr(message_fetch, "FTS_FIRST_WINDOW", None)
     plain = await _pages(client, narrows, anchors)
+    pages = len(anchors)
     assert [m for m, _ in plain[0]] == [m for n, m in enumerate(sent) if n % 3][-5:]
-    for windows in ((1,), (2, 3), (4, 50)):
-        monkeypatch.setattr(message_fetch, "FTS_WINDOWS", windows)
-        assert await _pages(client, narrows, anchors) == plain, windows
+    assert [m for m, _ in plain[3 * pages]] == sent[::3][-5:]  # history: all of Denmark's
+    assert [m for m, _ in plain[5 * pages + 4]] == starred
+    for window in (1, 2, 3, 50):
+        monkeypatch.setattr(message_fetch, "FTS_FIRST_WINDOW", window)
+        assert await _pages(client, narrows, anchors) == plain, window
+
+
+def test_search_windows_widen_by_the_share_found() -> None:
+    # 2,000 matches held 5 of a page of 50: 20 times as many; none: 25 times; 40: 2.5.
+    assert message_fetch._wider(2_000, 5, 50) == 40_000
+    assert message_fetch._wider(2_000, 0, 50) == 50_000
+    assert message_fetch._wider(2_000, 40, 50) == 5_000
+    assert message_fetch._wider(1, 0, 50) == 25
 
 
 def test_query_lexemes_cover_only_words_that_must_match() -> None:
