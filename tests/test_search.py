@@ -3,11 +3,14 @@ Zulip-style highlighting."""
 
 from __future__ import annotations
 
+import random
+import re
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
+from hubbub import search
 from hubbub.db.tables import message
 from hubbub.narrow import parse_narrow
 from hubbub.narrow_sql import build_narrow_query
@@ -42,6 +45,28 @@ def test_highlight_stems_and_topics() -> None:
         highlight_topic("<b> lunch", ["lunch"]) == '&lt;b&gt; <span class="highlight">lunch</span>'
     )
     assert highlight_topic("plain", []) == "plain"
+
+
+def test_highlight_marks_every_word_that_starts_with_a_stem() -> None:
+    """The one regular expression marks exactly the words (runs of word characters) whose
+    lower case starts with a stem of the query, whatever the case or letters. (It folds
+    case letter by letter: a final sigma matches any sigma, where ``str.lower`` of a word
+    chooses by position; that case is left out.)"""
+    rng = random.Random(7)
+    letters = "abcrunRUNéÉßЖж_1"
+    for _ in range(300):
+        words = ["".join(rng.choices(letters, k=rng.randint(1, 7))) for _ in range(8)]
+        text = " ".join(words) + "-" + "".join(words[:2])
+        query = " ".join(rng.sample(words, 2))
+        stems = search._stems([query])
+
+        def mark(word: re.Match[str], stems: list[str] = stems) -> str:
+            if any(word[0].lower().startswith(stem) for stem in stems):
+                return f'<span class="highlight">{word[0]}</span>'
+            return word[0]
+
+        expected = re.sub(r"\w+", mark, text)
+        assert highlight_html(text, [query]) == expected, (text, query)
 
 
 async def _search(env: TestEnv, user: str, text: str) -> list[int]:

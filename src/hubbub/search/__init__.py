@@ -44,14 +44,12 @@ def _stems(queries: list[str]) -> list[str]:
     return stems
 
 
-def _highlight_text(text: str, stems: list[str]) -> str:
-    def mark(match: re.Match[str]) -> str:
-        word = match.group(0)
-        if any(word.lower().startswith(stem) for stem in stems):
-            return f'<span class="highlight">{word}</span>'
-        return word
-
-    return _WORD.sub(mark, text)
+def _stem_pattern(stems: list[str]) -> re.Pattern[str]:
+    """Whole words that start with one of ``stems``, in any case: one regular expression
+    rather than a Python call for every word of the text (a page of 50 results of the
+    full-scale realm, contents and topics: 0.87 -> 0.72 ms)."""
+    alternatives = "|".join(re.escape(stem) for stem in dict.fromkeys(stems))
+    return re.compile(rf"(?<!\w)(?:{alternatives})\w*", re.IGNORECASE)
 
 
 def highlight_html(rendered: str, queries: list[str]) -> str:
@@ -59,10 +57,14 @@ def highlight_html(rendered: str, queries: list[str]) -> str:
     stems = _stems(queries)
     if not stems:
         return rendered
+    pattern = _stem_pattern(stems)
     parts = _MARKUP.split(rendered)
     return "".join(
-        part if index % 2 else _highlight_text(part, stems) for index, part in enumerate(parts)
+        part if index % 2 else pattern.sub(_HIGHLIGHTED, part) for index, part in enumerate(parts)
     )
+
+
+_HIGHLIGHTED = r'<span class="highlight">\g<0></span>'
 
 
 def highlight_topic(topic: str, queries: list[str]) -> str:
