@@ -1105,6 +1105,20 @@ def backend_config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def calibration_ms() -> float:
+    """The median time of a fixed pure-Python loop, in ms: this machine's speed varies
+    about 1.5x within a day, so runs from different hours compare only through it
+    (docs/performance.md)."""
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        total = 0
+        for i in range(300_000):
+            total += i % 7
+        times.append((time.perf_counter() - started) * 1000)
+    return round(sorted(times)[2], 2)
+
+
 def run_and_save(
     work: Callable[[], Coroutine[Any, Any, tuple[dict[str, Any], Server]]], json_path: Path
 ) -> tuple[dict[str, Any], Server]:
@@ -1116,8 +1130,11 @@ def run_and_save(
         runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
     except ImportError:
         runner = asyncio.Runner()
+    before = calibration_ms()
     with runner:
         result, server = runner.run(work())
+    result["calibration_ms"] = {"start": before, "end": calibration_ms()}
+    log(f"calibration (a fixed CPU loop, ms): {result['calibration_ms']}")
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
     shutil.copy(server.stderr_path, json_path.with_suffix(".server.log"))
