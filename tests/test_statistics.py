@@ -4,6 +4,9 @@ narrows stay right without any realm condition of their own; per-connection sett
 
 from __future__ import annotations
 
+import threading
+
+import pytest
 import sqlalchemy as sa
 
 from tests.helpers import TestEnv, assert_success
@@ -24,6 +27,39 @@ async def test_refresh_statistics(env: TestEnv) -> None:
         assert {"message", "user_message"} <= tables
     # Refreshing again (the daily run) is harmless.
     await env.services.db.refresh_statistics()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_sqlite_statistics_leave_the_search_index_and_the_event_loop_alone(
+    env: TestEnv,
+) -> None:
+    """ANALYZE covers hubbub's tables, not the full-text index's shadow tables (read only
+    by key, and slow to analyze), and runs in the writer's thread, not inline on the
+    event loop as the writer's other statements do."""
+    await env.subscribe("hamlet", "Denmark")
+    for i in range(3):
+        await send_stream_message(env, "hamlet", "Denmark", f"search me {i}")
+    async with env.services.db.write() as conn:
+        raw = (await conn.get_raw_connection()).driver_connection
+    analyzed: list[tuple[str, int]] = []
+
+    def trace(statement: str) -> None:
+        if statement.startswith("ANALYZE"):
+            analyzed.append((statement, threading.get_ident()))
+
+    raw._connection.set_trace_callback(trace)
+    try:
+        await env.services.db.refresh_statistics()
+    finally:
+        raw._connection.set_trace_callback(None)
+    assert {'ANALYZE "message"', 'ANALYZE "user_message"'} <= {s for s, _ in analyzed}
+    assert not [s for s, _ in analyzed if "fts" in s]
+    assert {thread for _, thread in analyzed} == {raw._thread.ident}
+    assert raw._thread.ident != threading.get_ident()
+    async with env.services.db.read() as conn:
+        tables = {r[0] for r in await conn.execute(sa.text("SELECT tbl FROM sqlite_stat1"))}
+    assert "message" in tables
+    assert not {t for t in tables if t.startswith("message_fts")}
 
 
 async def test_direct_message_narrow_after_statistics(env: TestEnv) -> None:
