@@ -1,6 +1,7 @@
 """Statements every request or every send runs must search an index, not read a table:
 the login lookup by email across realms (migration 0013), a send's subscribers (by the
-stream's index, unordered) and its realm's alert words (migration 0014)."""
+stream's index, unordered) and its realm's alert words (migration 0014); /register's
+unread rows with their flags from the unread index alone on SQLite (migration 0015)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import sqlalchemy as sa
 from hubbub.db.dialects import ids_argument
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
+from hubbub.events.message_state import MAX_UNREAD_MESSAGES, _newest_own_rows
 from hubbub.queries.alert_words import _REALM_ALERT_WORDS
+from hubbub.queries.messages import READ, flag_is
 from hubbub.queries.streams import _SUBSCRIBERS, get_subscriber_ids
 from hubbub.queries.users import _LOGIN_CANDIDATES
 from tests.helpers import TestEnv
@@ -55,12 +58,14 @@ async def _plans(database_url: str) -> dict[str, str]:
                         {"t": table, "i": index, "s": stat},
                     )
             await db.dispose()  # new connections load the statistics
+        unread = _newest_own_rows(5, flag_is(READ, False), MAX_UNREAD_MESSAGES + 1)
         async with db.read() as conn:
             subscribers = _SUBSCRIBERS(conn).params(ids=ids_argument(conn, [3, 5]))
         return {
             "login": await _plan(db, _LOGIN_CANDIDATES.params(login="someone@example.com")),
             "subscribers": await _plan(db, subscribers),
             "alert words": await _plan(db, _REALM_ALERT_WORDS.params(realm_id=2)),
+            "unread": await _plan(db, sa.select(unread.c.message_id, unread.c.flags)),
         }
     finally:
         await db.dispose()
@@ -81,6 +86,11 @@ async def test_hot_statements_search_indexes(database_url: str) -> None:
     alert_words = plans["alert words"]
     assert "ix_alert_word_realm_id" in alert_words, alert_words
     assert "SCAN user_profile" not in alert_words, alert_words
+    # The flags in the index: no lookup of each unread row in the table (SQLite says so).
+    unread = plans["unread"]
+    assert "ix_user_message_unread" in unread, unread
+    if database_url.startswith("sqlite"):
+        assert "COVERING INDEX ix_user_message_unread" in unread, unread
 
 
 async def test_subscribers_come_in_user_order_whatever_the_rows_order(env: TestEnv) -> None:
