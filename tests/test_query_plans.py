@@ -12,9 +12,8 @@ import sqlalchemy as sa
 from hubbub.db.dialects import ids_argument
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
-from hubbub.events.message_state import MAX_UNREAD_MESSAGES, _newest_own_rows
+from hubbub.events.message_state import _UNREAD_ROWS
 from hubbub.queries.alert_words import _REALM_ALERT_WORDS
-from hubbub.queries.messages import READ, flag_is
 from hubbub.queries.streams import _SUBSCRIBERS, get_subscriber_ids
 from hubbub.queries.users import _LOGIN_CANDIDATES
 from tests.helpers import TestEnv
@@ -58,14 +57,13 @@ async def _plans(database_url: str) -> dict[str, str]:
                         {"t": table, "i": index, "s": stat},
                     )
             await db.dispose()  # new connections load the statistics
-        unread = _newest_own_rows(5, flag_is(READ, False), MAX_UNREAD_MESSAGES + 1)
         async with db.read() as conn:
             subscribers = _SUBSCRIBERS(conn).params(ids=ids_argument(conn, [3, 5]))
         return {
             "login": await _plan(db, _LOGIN_CANDIDATES.params(login="someone@example.com")),
             "subscribers": await _plan(db, subscribers),
             "alert words": await _plan(db, _REALM_ALERT_WORDS.params(realm_id=2)),
-            "unread": await _plan(db, sa.select(unread.c.message_id, unread.c.flags)),
+            "unread": await _plan(db, _UNREAD_ROWS.params(user_id=5)),
         }
     finally:
         await db.dispose()

@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import (
     message,
     recipient,
@@ -46,16 +47,16 @@ MAX_UNREAD_MESSAGES = 50000
 MAX_RECENT_PRIVATE_MESSAGES = 1000
 
 
-def _newest_own_rows(user_id: int, flag_test: sa.ColumnElement[bool], limit: int) -> sa.Subquery:
-    """The user's newest ``limit`` rows passing ``flag_test``, as a subquery that the
-    message and recipient joins take as it is: the planner then knows it has at most
-    ``limit`` rows and looks each message up by id. Joined in one query, PostgreSQL took
-    the flag test's default selectivity (``<>``: 99.5 %) for a user with 149 direct
-    messages, expected 92,000 rows and merged them with a backward scan of all 1,000,000
-    messages (360 ms, bench/messages.py's realm)."""
+def _newest_own_rows(flag_test: sa.ColumnElement[bool], limit: int) -> sa.Subquery:
+    """The newest ``limit`` rows of the user ``:user_id`` passing ``flag_test``, as a
+    subquery that the message and recipient joins take as it is: the planner then knows
+    it has at most ``limit`` rows and looks each message up by id. Joined in one query,
+    PostgreSQL took the flag test's default selectivity (``<>``: 99.5 %) for a user with
+    149 direct messages, expected 92,000 rows and merged them with a backward scan of all
+    1,000,000 messages (360 ms, bench/messages.py's realm)."""
     return (
         sa.select(user_message.c.message_id, user_message.c.flags)
-        .where(user_message.c.user_profile_id == user_id, flag_test)
+        .where(user_message.c.user_profile_id == sa.bindparam("user_id"), flag_test)
         .order_by(user_message.c.message_id.desc())
         .limit(limit)
         .subquery("mine")
@@ -64,7 +65,7 @@ def _newest_own_rows(user_id: int, flag_test: sa.ColumnElement[bool], limit: int
 
 def _with_message(mine: sa.Subquery, *columns: Any) -> sa.Select[Any]:
     return (
-        sa.select(*columns)
+        sa.select(mine.c.message_id, *columns)
         .select_from(mine)
         .join(message, message.c.id == mine.c.message_id)
         .join(recipient, recipient.c.id == message.c.recipient_id)
@@ -72,31 +73,33 @@ def _with_message(mine: sa.Subquery, *columns: Any) -> sa.Select[Any]:
     )
 
 
+# Literal bits, as in the partial indexes' predicates: with bound parameters,
+# PostgreSQL's generic plan of the prepared statement (asyncpg prepares every
+# statement; the generic plan is used from the sixth execution) cannot use them, and a
+# register then read all the user's rows (~2 s at full scale). Module-level statements,
+# read through ``fetch_rows``: SQLAlchemy's own rows cost ~1 µs each, and a user may have
+# tens of thousands unread.
+_UNREAD = _newest_own_rows(flag_is(READ, False), MAX_UNREAD_MESSAGES + 1)
+_UNREAD_ROWS = _with_message(
+    _UNREAD,
+    _UNREAD.c.flags,
+    message.c.sender_id,
+    message.c.topic,
+    recipient.c.type,
+    recipient.c.type_id,
+)
+_PRIVATE = _newest_own_rows(flag_is(IS_PRIVATE, True), MAX_RECENT_PRIVATE_MESSAGES)
+_PRIVATE_ROWS = _with_message(_PRIVATE, message.c.sender_id, recipient.c.type, recipient.c.type_id)
+
+
 async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
-    # Literal bits, as in the partial indexes' predicates: with bound parameters,
-    # PostgreSQL's generic plan of the prepared statement (asyncpg prepares every
-    # statement; the generic plan is used from the sixth execution) cannot use them, and
-    # a register then read all the user's rows (~2 s at full scale).
-    mine = _newest_own_rows(user_id, flag_is(READ, False), MAX_UNREAD_MESSAGES + 1)
-    rows = list(
-        await conn.execute(
-            _with_message(
-                mine,
-                mine.c.message_id,
-                mine.c.flags,
-                message.c.sender_id,
-                message.c.topic,
-                recipient.c.type,
-                recipient.c.type_id,
-            )
-        )
-    )
+    rows = await fetch_rows(conn, _UNREAD_ROWS, {"user_id": user_id})
     missing = len(rows) > MAX_UNREAD_MESSAGES
     # Newest first from the query; oldest first from here on.
     rows = rows[:MAX_UNREAD_MESSAGES][::-1]
     muted, policies = await get_mute_data(conn, user_id)
     members = await get_direct_message_group_members(
-        conn, {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
+        conn, {r[5] for r in rows if r[4] == RECIPIENT_DIRECT_MESSAGE_GROUP}
     )
     # The rows come oldest first, so each conversation is created in the order of its oldest
     # unread message and its ids are appended in order: the state ``_add_unread`` would
@@ -117,7 +120,7 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
             key = (rtype, type_id)
         found = conversations.get(key)
         if found is None:
-            info = _row_info(r, user_id, members)
+            info = _row_info(message_id, sender_id, topic, rtype, type_id, user_id, members)
             part, part_key, new_entry = _conversation(info)
             entry = parts[part].setdefault(part_key, new_entry)
             found = (entry["unread_message_ids"], _is_muted(info, muted, policies))
@@ -136,15 +139,23 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
     }
 
 
-def _row_info(r: Any, user_id: int, members: dict[int, list[int]]) -> dict[str, Any]:
-    info: dict[str, Any] = {"id": int(r.message_id), "sender_id": r.sender_id}
-    if r.type == RECIPIENT_STREAM:
-        info.update(type="stream", stream_id=r.type_id, topic=r.topic)
-    elif r.type == RECIPIENT_PERSONAL:
-        other = r.sender_id if r.sender_id != user_id else r.type_id
+def _row_info(
+    message_id: int,
+    sender_id: int,
+    topic: str,
+    rtype: int,
+    type_id: int,
+    user_id: int,
+    members: dict[int, list[int]],
+) -> dict[str, Any]:
+    info: dict[str, Any] = {"id": int(message_id), "sender_id": sender_id}
+    if rtype == RECIPIENT_STREAM:
+        info.update(type="stream", stream_id=type_id, topic=topic)
+    elif rtype == RECIPIENT_PERSONAL:
+        other = sender_id if sender_id != user_id else type_id
         info.update(type="private", other_user_id=other)
     else:
-        info.update(type="huddle", user_ids=sorted(members[r.type_id]))
+        info.update(type="huddle", user_ids=sorted(members[type_id]))
     return info
 
 
@@ -260,26 +271,15 @@ def recount_unread(register_state: dict[str, Any]) -> None:
 async def _recent_private_conversations(
     conn: AsyncConnection, user_id: int
 ) -> list[dict[str, Any]]:
-    # With the bit as a literal, so the partial index ix_user_message_private matches.
-    mine = _newest_own_rows(user_id, flag_is(IS_PRIVATE, True), MAX_RECENT_PRIVATE_MESSAGES)
-    rows = list(
-        await conn.execute(
-            _with_message(
-                mine, mine.c.message_id, message.c.sender_id, recipient.c.type, recipient.c.type_id
-            )
-        )
-    )
+    rows = await fetch_rows(conn, _PRIVATE_ROWS, {"user_id": user_id})
     members = await get_direct_message_group_members(
-        conn, {r.type_id for r in rows if r.type == RECIPIENT_DIRECT_MESSAGE_GROUP}
+        conn, {type_id for _, _, rtype, type_id in rows if rtype == RECIPIENT_DIRECT_MESSAGE_GROUP}
     )
     latest: dict[tuple[int, ...], int] = {}
-    for r in rows:
-        if r.type == RECIPIENT_PERSONAL:
-            people = {r.sender_id, r.type_id}
-        else:
-            people = set(members[r.type_id])
+    for message_id, sender_id, rtype, type_id in rows:
+        people = {sender_id, type_id} if rtype == RECIPIENT_PERSONAL else set(members[type_id])
         key = tuple(sorted(people - {user_id}))
-        latest[key] = max(latest.get(key, 0), int(r.message_id))
+        latest[key] = max(latest.get(key, 0), int(message_id))
     return _sorted_conversations(latest)
 
 
