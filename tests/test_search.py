@@ -17,6 +17,7 @@ from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries import message_fetch
 from hubbub.search import highlight_html, highlight_topic
 from hubbub.search import postgresql as search_postgresql
+from hubbub.search import sqlite as search_sqlite
 from hubbub.search.postgresql import Walk, query_lexemes, walk_for
 from hubbub.search.sqlite import fts_query
 from tests.helpers import TestEnv, assert_success
@@ -170,9 +171,25 @@ async def test_pages_of_search_results_look_near_the_anchor_first(
     assert [m for m, _ in plain[0]] == [m for n, m in enumerate(sent) if n % 3][-5:]
     assert [m for m, _ in plain[3 * pages]] == sent[::3][-5:]  # history: all of Denmark's
     assert [m for m, _ in plain[5 * pages + 4]] == starred
+    windows: list[int] = []
+    nearest_hits = search_sqlite.nearest_hits
+
+    def counted(match: str, **kwargs: Any) -> Any:
+        windows.append(kwargs["limit"])
+        return nearest_hits(match, **kwargs)
+
+    monkeypatch.setattr(search_sqlite, "nearest_hits", counted)
+    assert await _pages(client, narrows, anchors) == plain
+    assert not windows  # the plain query took no windows
     for window in (1, 2, 3, 50):
         monkeypatch.setattr(message_fetch, "FTS_FIRST_WINDOW", window)
         assert await _pages(client, narrows, anchors) == plain, window
+        # SQLite pages did look among windows, widened past a first one smaller than the
+        # 24 matches (PostgreSQL has its own walks).
+        sqlite = env.services.db.is_sqlite
+        assert (window in windows) is sqlite, windows
+        assert (bool(windows) and max(windows) > window) is (sqlite and window < 24), windows
+        windows.clear()
 
 
 def test_search_windows_widen_by_the_share_found() -> None:

@@ -99,7 +99,7 @@ async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
     rows = rows[:MAX_UNREAD_MESSAGES][::-1]
     muted, policies = await get_mute_data(conn, user_id)
     members = await get_direct_message_group_members(
-        conn, {r[5] for r in rows if r[4] == RECIPIENT_DIRECT_MESSAGE_GROUP}
+        conn, {type_id for *_, rtype, type_id in rows if rtype == RECIPIENT_DIRECT_MESSAGE_GROUP}
     )
     # The rows come oldest first, so each conversation is created in the order of its oldest
     # unread message and its ids are appended in order: the state ``_add_unread`` would

@@ -152,6 +152,10 @@ async def _page(
     return await _rows(conn, select, query.order_id(), newest_first=newest_first, limit=limit)
 
 
+# The user's rows as a second table in a search window's subquery.
+_OWN = user_message.alias("own")
+
+
 async def _fts_page(
     conn: AsyncConnection,
     query: NarrowQuery,
@@ -197,10 +201,6 @@ async def _fts_page(
             # of 1,800, against 30 for a window of 50,000.
             return None
         window = _wider(window, len(rows), limit)
-
-
-# The user's rows as a second table in a search window's subquery.
-_OWN = user_message.alias("own")
 
 
 def _wider(window: int, found: int, limit: int) -> int:

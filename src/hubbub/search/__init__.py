@@ -8,6 +8,7 @@ rendered HTML and the escaped topic, as Zulip's ``match_content``/``match_subjec
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -44,27 +45,31 @@ def _stems(queries: list[str]) -> list[str]:
     return stems
 
 
-def _stem_pattern(stems: list[str]) -> re.Pattern[str]:
-    """Whole words that start with one of ``stems``, in any case: one regular expression
-    rather than a Python call for every word of the text (a page of 50 results of the
-    full-scale realm, contents and topics: 0.87 -> 0.72 ms)."""
+@functools.lru_cache(maxsize=64)
+def _stem_pattern(queries: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Whole words that start with a stem of ``queries``, in any case (None: no words).
+    One regular expression rather than a Python call for every word of the text (a page
+    of 50 results of the full-scale realm, contents and topics: 0.87 -> 0.72 ms), made
+    once for all the messages of a page."""
+    stems = _stems(list(queries))
+    if not stems:
+        return None
     alternatives = "|".join(re.escape(stem) for stem in dict.fromkeys(stems))
     return re.compile(rf"(?<!\w)(?:{alternatives})\w*", re.IGNORECASE)
 
 
+_HIGHLIGHTED = r'<span class="highlight">\g<0></span>'
+
+
 def highlight_html(rendered: str, queries: list[str]) -> str:
     """``rendered`` with matching words wrapped in ``<span class="highlight">``."""
-    stems = _stems(queries)
-    if not stems:
+    pattern = _stem_pattern(tuple(queries))
+    if pattern is None:
         return rendered
-    pattern = _stem_pattern(stems)
     parts = _MARKUP.split(rendered)
     return "".join(
         part if index % 2 else pattern.sub(_HIGHLIGHTED, part) for index, part in enumerate(parts)
     )
-
-
-_HIGHLIGHTED = r'<span class="highlight">\g<0></span>'
 
 
 def highlight_topic(topic: str, queries: list[str]) -> str:
