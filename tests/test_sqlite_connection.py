@@ -13,6 +13,7 @@ import aiosqlite.core
 import pytest
 import sqlalchemy as sa
 
+from hubbub.db.dialects.sqlite import INLINE_COMMIT_MAX_CHANGES
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 
@@ -42,7 +43,7 @@ class ThreadCalls:
         monkeypatch.setattr(aiosqlite.core.Connection, "_execute", spy)
 
 
-async def test_a_read_statement_is_one_turn_and_a_write_transaction_two(
+async def test_a_read_statement_is_one_turn_and_a_write_transaction_at_most_one(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with db.read() as conn:  # a pooled connection, so no connecting below
@@ -59,7 +60,48 @@ async def test_a_read_statement_is_one_turn_and_a_write_transaction_two(
         await conn.execute(sa.text("INSERT INTO t VALUES (4)"))
         await conn.execute(sa.text("UPDATE t SET n = n + 10 WHERE n = 4"))
         assert (await conn.execute(sa.text("SELECT max(n) FROM t"))).scalar() == 14
-    assert calls.names == ["execute", "commit"]  # BEGIN IMMEDIATE and COMMIT only
+    # BEGIN IMMEDIATE inline (the write lock was free); no checkpoint job has run, so
+    # the COMMIT, which may run an automatic checkpoint, goes to the thread.
+    assert calls.names == ["commit"]
+
+
+async def test_once_the_checkpoint_job_runs_a_small_write_transaction_takes_no_turn(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After ``Database.checkpoint`` (a server's job) the writer turns SQLite's automatic
+    checkpoint off and commits a small transaction inline; a big one still commits in the
+    thread. Readers keep the automatic checkpoint."""
+    async with db.write() as conn:
+        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 16384
+    await db.checkpoint()
+    calls = ThreadCalls(monkeypatch)
+    turns: list[int] = []
+    asyncio.get_running_loop().call_soon(turns.append, 1)
+    async with db.write() as conn:
+        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 0
+        await conn.execute(sa.text("INSERT INTO t VALUES (4)"))
+        await conn.execute(sa.text("UPDATE t SET n = n + 10 WHERE n = 4"))
+    assert calls.names == []
+    # The whole transaction, its connection's checkout and return included, took no turn
+    # of the loop: the single writer is never held while other requests run.
+    assert turns == []
+    await asyncio.sleep(0)
+    assert turns == [1]
+    small = INLINE_COMMIT_MAX_CHANGES
+    async with db.write() as conn:
+        await conn.execute(
+            sa.text("INSERT INTO t VALUES (:n)"), [{"n": 100 + i} for i in range(small)]
+        )
+    assert calls.names == []
+    async with db.write() as conn:
+        await conn.execute(
+            sa.text("INSERT INTO t VALUES (:n)"), [{"n": 1000 + i} for i in range(small + 1)]
+        )
+    assert calls.names == ["commit"]
+    async with db.read() as conn:
+        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 16384
+        count = (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar()
+    assert count == 3 + 1 + small + small + 1
 
 
 async def test_a_failed_write_rolls_back_and_the_writer_goes_on(db: Database) -> None:
@@ -99,6 +141,7 @@ async def test_a_writer_in_another_process_makes_ours_wait_without_stopping_the_
         async with db.write() as conn:
             await conn.execute(sa.text("INSERT INTO t VALUES (8)"))
 
+    await db.checkpoint()  # as in a server: small commits inline from now on
     writing = asyncio.create_task(write())
     await asyncio.sleep(0.3)
     assert not writing.done()

@@ -73,10 +73,14 @@ class Database:
             async with self.engine.connect() as conn, conn.begin():
                 yield conn
             return
-        async with self._write_lock, self.write_engine.connect() as conn:
-            conn = await conn.execution_options(hubbub_write=True)
-            async with conn.begin():
-                yield conn
+        async with self._write_lock:
+            conn = await self.write_engine.connect()
+            try:
+                await conn.execution_options(hubbub_write=True)
+                async with conn.begin():
+                    yield conn
+            finally:
+                await _give_back(conn)
 
     async def check_reachable(self) -> None:
         try:
@@ -106,6 +110,26 @@ class Database:
         await self.engine.dispose()
         if self.write_engine is not self.engine:
             await self.write_engine.dispose()
+
+
+async def _give_back(conn: AsyncConnection) -> None:
+    """Return SQLite's writer to its pool, without the turn of the loop that SQLAlchemy's
+    ``async with`` spends on it with the single writer still held.
+
+    SQLAlchemy closes a connection in a task of its own, so that a cancelled caller
+    cannot abandon the close half-way. Once its transaction has ended, the writer's close
+    does no I/O (no reset on return) and never suspends, so nothing can interrupt it: it
+    runs directly. A connection still in a transaction, or invalidated, whose close goes
+    to the driver's thread, is closed as SQLAlchemy does it."""
+    if not conn.invalidated and not conn.in_transaction():
+        await conn.close()
+        return
+    closing = asyncio.create_task(conn.close())
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        await asyncio.wait([closing])
+        raise
 
 
 def is_value_out_of_range(exc: BaseException) -> bool:
