@@ -350,6 +350,13 @@ class Server:
         return self.proc.pid
 
     def start(self) -> None:
+        # The queues an earlier run's server saved at shutdown (the in-memory bus; on
+        # Redis the namespace below keeps them out): restored, their clients long gone,
+        # they would take every event for ten minutes more, on top of this run's.
+        stale = self.workdir / "data" / "event_queues.json"
+        if stale.exists():
+            stale.unlink()
+            log(f"removed the event queues an earlier run left in {stale}")
         env = {k: v for k, v in os.environ.items() if not k.startswith("HUBBUB_")}
         env["HUBBUB_RATE_LIMIT"] = "0"
         env["PYTHONUNBUFFERED"] = "1"

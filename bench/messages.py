@@ -1101,8 +1101,6 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
             seeder.realm = load_realm(saved)
             r["seed"] = {"reused": str(workdir)}
             log(f"reusing the realm seeded in {workdir}")
-            # Queues an earlier run left would be restored and counted in the idle RSS.
-            (workdir / "data" / "event_queues.json").unlink(missing_ok=True)
         else:
             await seed(args, r, server, seeder)
             save_realm(seeder.realm, saved)
