@@ -282,7 +282,8 @@ async def test_the_loop_wakes_for_a_sooner_message(
         loop = asyncio.create_task(run_scheduled_delivery(env.services))
         try:
             await asyncio.sleep(0.2)  # the loop is asleep now, for up to 30 s
-            due = int(time.time()) + 1
+            # Whole seconds: +1 could be a few milliseconds away, and the request late.
+            due = int(time.time()) + 2
             sid = await _stream_message(env, denmark.id, due)
             # Well short of the 30 s sleep, and generous for a busy machine.
             deadline = time.monotonic() + 15
