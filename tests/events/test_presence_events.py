@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from hubbub.actions import presence as presence_actions
 from hubbub.actions.presence import do_presence_enabled_changed
 from hubbub.clock import FakeClock
 from hubbub.db.tables import user_presence
+from hubbub.queries.users import active_user_ids
 from hubbub.settings import Settings
 from tests.events.verify import verify_action
 from tests.helpers import TestEnv, assert_success, running_env, with_test_redis
@@ -221,3 +223,21 @@ async def test_away_sends_settings_presence_and_status(env: TestEnv) -> None:
     await verify_action(
         env, env.users["othello"], _status(env, {"away": True}), num_events=2, slim_presence=True
     )
+
+
+async def test_only_a_realm_within_the_limit_hears_presence(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Zulip sends presence events only in realms of at most
+    USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS active users; the check reads only the
+    first ids it needs, and a realm at the limit still reaches every user."""
+    async with env.services.db.read() as conn:
+        ids = await active_user_ids(conn, env.realm.id)
+    last = next(u for u in env.users.values() if u.id == max(ids))
+    limit = "USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS"
+    monkeypatch.setattr(presence_actions, limit, len(ids) - 1)
+    await verify_action(env, last, _ping(env, "hamlet"), num_events=0, **_NO_STATE)
+    _advance(env, 300)  # away, so that the next ping is news again
+    monkeypatch.setattr(presence_actions, limit, len(ids))
+    events = await verify_action(env, last, _ping(env, "hamlet"), num_events=1)
+    assert events[0]["email"] == env.users["hamlet"].email

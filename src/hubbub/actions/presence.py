@@ -56,7 +56,10 @@ async def notify_presence_changed(
     now: float,
     force_send_update: bool = False,
 ) -> None:
-    recipients = await active_user_ids(tx.conn, user.realm_id)
+    # A realm above the limit gets no presence events: its first ids tell (a user coming
+    # back online in a 1,000-user realm read all 1,000 for nothing).
+    limit = None if force_send_update else USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS + 1
+    recipients = await active_user_ids(tx.conn, user.realm_id, at_most=limit)
     if len(recipients) > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS and not force_send_update:
         return
     event = {

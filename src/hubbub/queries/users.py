@@ -132,6 +132,7 @@ _USERS = (
 )
 _ACTIVE_USERS = _USERS.where(user_profile.c.is_active)
 _ACTIVE_USER_IDS = _ACTIVE_USERS.with_only_columns(user_profile.c.id)
+_FIRST_ACTIVE_USER_IDS = _ACTIVE_USER_IDS.limit(sa.bindparam("limit"))
 
 
 async def list_users(conn: AsyncConnection, realm_id: int) -> list[User]:
@@ -144,11 +145,17 @@ async def list_active_users(conn: AsyncConnection, realm_id: int) -> list[User]:
     return [User.from_row(row) for row in rows]
 
 
-async def active_user_ids(conn: AsyncConnection, realm_id: int) -> list[int]:
-    """The realm's active users (the audience of realm-wide events), in id order."""
-    return [
-        user_id for (user_id,) in await fetch_rows(conn, _ACTIVE_USER_IDS, {"realm_id": realm_id})
-    ]
+async def active_user_ids(
+    conn: AsyncConnection, realm_id: int, *, at_most: int | None = None
+) -> list[int]:
+    """The realm's active users (the audience of realm-wide events), in id order; only
+    the first ``at_most`` of them if given (enough to tell whether a realm is bigger)."""
+    if at_most is None:
+        rows = await fetch_rows(conn, _ACTIVE_USER_IDS, {"realm_id": realm_id})
+    else:
+        params = {"realm_id": realm_id, "limit": at_most}
+        rows = await fetch_rows(conn, _FIRST_ACTIVE_USER_IDS, params)
+    return [user_id for (user_id,) in rows]
 
 
 async def count_active_owners(conn: AsyncConnection, realm_id: int) -> int:
