@@ -13,7 +13,6 @@ import aiosqlite.core
 import pytest
 import sqlalchemy as sa
 
-from hubbub.db.dialects.sqlite import INLINE_COMMIT_MAX_CHANGES
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 
@@ -43,7 +42,7 @@ class ThreadCalls:
         monkeypatch.setattr(aiosqlite.core.Connection, "_execute", spy)
 
 
-async def test_a_read_statement_is_one_turn_and_a_write_transaction_at_most_one(
+async def test_a_read_statement_is_one_turn_and_a_write_transaction_one(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with db.read() as conn:  # a pooled connection, so no connecting below
@@ -60,48 +59,38 @@ async def test_a_read_statement_is_one_turn_and_a_write_transaction_at_most_one(
         await conn.execute(sa.text("INSERT INTO t VALUES (4)"))
         await conn.execute(sa.text("UPDATE t SET n = n + 10 WHERE n = 4"))
         assert (await conn.execute(sa.text("SELECT max(n) FROM t"))).scalar() == 14
-    # BEGIN IMMEDIATE inline (the write lock was free); no checkpoint job has run, so
-    # the COMMIT, which may run an automatic checkpoint, goes to the thread.
+    # BEGIN IMMEDIATE inline (the write lock was free); the COMMIT, which may run a WAL
+    # checkpoint, in the thread.
     assert calls.names == ["commit"]
 
 
-async def test_once_the_checkpoint_job_runs_a_small_write_transaction_takes_no_turn(
+async def test_the_writer_goes_back_to_its_pool_without_a_task(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After ``Database.checkpoint`` (a server's job) the writer turns SQLite's automatic
-    checkpoint off and commits a small transaction inline; a big one still commits in the
-    thread. Readers keep the automatic checkpoint."""
+    """SQLAlchemy's ``async with`` closes a connection in a task of its own (a turn of the
+    loop with the single writer held); the writer's close, which cannot suspend once its
+    transaction has ended, runs directly, after a commit and after a rollback alike."""
+    async with db.write() as conn:  # connected once, before counting
+        await conn.execute(sa.text("SELECT 1"))
+    tasks: list[str] = []
+    create_task = asyncio.create_task
+
+    def spy(coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        tasks.append(coro.__qualname__)
+        return create_task(coro, **kwargs)
+
+    monkeypatch.setattr(asyncio, "create_task", spy)
     async with db.write() as conn:
-        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 16384
-    await db.checkpoint()
-    calls = ThreadCalls(monkeypatch)
-    turns: list[int] = []
-    asyncio.get_running_loop().call_soon(turns.append, 1)
-    async with db.write() as conn:
-        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 0
         await conn.execute(sa.text("INSERT INTO t VALUES (4)"))
-        await conn.execute(sa.text("UPDATE t SET n = n + 10 WHERE n = 4"))
-    assert calls.names == []
-    # The whole transaction, its connection's checkout and return included, took no turn
-    # of the loop: the single writer is never held while other requests run.
-    assert turns == []
-    await asyncio.sleep(0)
-    assert turns == [1]
-    small = INLINE_COMMIT_MAX_CHANGES
+    with pytest.raises(sa.exc.OperationalError):
+        async with db.write() as conn:
+            await conn.execute(sa.text("INSERT INTO no_such_table VALUES (1)"))
+    assert tasks == []
+    async with db.read() as conn:  # reads still close the SQLAlchemy way
+        await conn.execute(sa.text("SELECT 1"))
+    assert tasks == ["AsyncConnection.close"]
     async with db.write() as conn:
-        await conn.execute(
-            sa.text("INSERT INTO t VALUES (:n)"), [{"n": 100 + i} for i in range(small)]
-        )
-    assert calls.names == []
-    async with db.write() as conn:
-        await conn.execute(
-            sa.text("INSERT INTO t VALUES (:n)"), [{"n": 1000 + i} for i in range(small + 1)]
-        )
-    assert calls.names == ["commit"]
-    async with db.read() as conn:
-        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 16384
-        count = (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar()
-    assert count == 3 + 1 + small + small + 1
+        assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 4
 
 
 async def test_a_failed_write_rolls_back_and_the_writer_goes_on(db: Database) -> None:
@@ -141,7 +130,6 @@ async def test_a_writer_in_another_process_makes_ours_wait_without_stopping_the_
         async with db.write() as conn:
             await conn.execute(sa.text("INSERT INTO t VALUES (8)"))
 
-    await db.checkpoint()  # as in a server: small commits inline from now on
     writing = asyncio.create_task(write())
     await asyncio.sleep(0.3)
     assert not writing.done()
@@ -164,6 +152,9 @@ async def test_commits_leave_checkpoints_to_the_background_job(
     database_file = tmp_path / "hubbub.db"
     async with db.write() as conn:
         assert (await conn.exec_driver_sql("PRAGMA cache_size")).scalar() == -32768
+        # Kept on the writer too, the job's runs notwithstanding: without it a flood of
+        # sends cost 30-40 % more CPU a send (docs/performance.md).
+        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 16384
         await conn.execute(sa.text("CREATE TABLE big (payload BLOB)"))
     async with db.read() as conn:
         assert (await conn.exec_driver_sql("PRAGMA cache_size")).scalar() == -2000

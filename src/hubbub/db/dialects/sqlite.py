@@ -41,23 +41,17 @@ READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 # 20,000 messages). A server instead checkpoints from a background job every
 # ``CHECKPOINT_INTERVAL_SECONDS``, off the commit path and once for pages that many
 # sends dirtied again. The automatic checkpoint stays, at 64 MB of WAL (with 4 KB
-# pages), for any process that runs no such job (a command, the benchmark's seeder); a
-# server's writer turns it off once the job has run, so that no commit runs one inline.
+# pages), for any process that runs no such job (a command) and as a backstop: a server
+# whose writer had it off spent 30-40 % more CPU a send under 200 sends/s
+# (``bench/messages.py``, docs/performance.md). So a COMMIT may run a checkpoint,
+# and runs in the driver's thread: inline, such a checkpoint held the event loop for
+# seconds at 750 active users.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
 CHECKPOINT_INTERVAL_SECONDS: float | None = 1.0
 # The writer's page cache (negative: KiB). Those recipients' index pages are read again
 # by the next big send; SQLite's default 2 MB cache let them go and the insert of 1,000
 # rows read them back from the OS (14 -> 6 ms with 32 MB). Readers keep the default.
 WRITER_CACHE_KIB = 32_768
-# A write transaction that changed at most this many rows (``total_changes``, triggers'
-# rows included) commits inline on the loop: its handful of pages is written to the WAL
-# in microseconds, where handing the COMMIT to aiosqlite's thread cost a turn of a busy
-# loop, with the single writer held meanwhile. Bigger ones (a send to a big stream:
-# ~2,000 pages, 25 ms at full scale) still commit in the thread.
-INLINE_COMMIT_MAX_CHANGES = 100
-# Database files whose server runs the checkpoint job (``checkpoint``): their writer
-# leaves checkpoints to the job, so that no inline COMMIT runs an automatic one.
-_CHECKPOINTED_BY_JOB: set[str] = set()
 
 
 def install(engine: AsyncEngine, *, writer: bool = False) -> None:
@@ -101,8 +95,9 @@ class _Connection(aiosqlite.Connection):
     The writer (``writer=True``) runs its statements inline too: writes are serialized,
     and a transaction holding the single writer across twenty loop turns (a send) made
     writes queue for a second at 500 active users; inline, it holds the loop for its
-    statements' own time (well under a millisecond each). ``_WriterConnection`` says which
-    of its BEGINs and COMMITs go to the thread.
+    statements' own time (well under a millisecond each), and its ``BEGIN IMMEDIATE``
+    (``_WriterConnection``). ``COMMIT`` and ``ROLLBACK``, which may run a WAL checkpoint,
+    stay in the thread.
 
     A reader's statement and its rows come back in one turn: the thread fetches the rows
     right after executing (SQLAlchemy fetches them all at once anyway), and the fetch that
@@ -204,19 +199,13 @@ def _fetch(name: str, rows: deque[Any], args: tuple[Any, ...], arraysize: int) -
 
 
 class _WriterConnection(_Connection):
-    """The writer: its statements run inline (see ``_Connection``), and so do its BEGIN
-    IMMEDIATE and a small transaction's COMMIT, which would otherwise each cost a turn of
-    the loop with the single writer held: at 1,000 active users a write transaction held
-    it for ~6 ms (p50) for well under a millisecond of work, and writes queued for
-    seconds (``bench/load.py``; see docs/performance.md)."""
+    """The writer: its statements run inline (see ``_Connection``), and so does its BEGIN
+    IMMEDIATE, which in the thread cost a turn of the loop with the single writer held:
+    at 1,000 active users a write transaction held it for 6-29 ms (p50) for well under a
+    millisecond of work, and writes queued for seconds (``bench/load.py``; see
+    docs/performance.md). Its COMMIT stays in the thread (see WAL_AUTOCHECKPOINT_PAGES)."""
 
     writer = True
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.path = ""
-        self._changes_at_begin = 0
-        self._checkpoints_left_to_job = False
 
     async def _execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if isinstance(getattr(fn, "__self__", None), sqlite3.Cursor) and _is_begin(args):
@@ -240,18 +229,7 @@ class _WriterConnection(_Connection):
             connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if result is None:
             result = await aiosqlite.Connection._execute(self, execute, *args)  # type: ignore[no-untyped-call]
-        if not self._checkpoints_left_to_job and self.path in _CHECKPOINTED_BY_JOB:
-            connection.execute("PRAGMA wal_autocheckpoint=0")
-            self._checkpoints_left_to_job = True
-        self._changes_at_begin = connection.total_changes
         return result
-
-    def _in_thread(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
-        if getattr(fn, "__name__", "") == "commit" and self._connection is not None:
-            changes = self._connection.total_changes - self._changes_at_begin
-            if self._checkpoints_left_to_job and changes <= INLINE_COMMIT_MAX_CHANGES:
-                return False
-        return super()._in_thread(fn, args)
 
 
 def _engine(url: str, connection_class: type[_Connection], **pool: Any) -> AsyncEngine:
@@ -262,8 +240,6 @@ def _engine(url: str, connection_class: type[_Connection], **pool: Any) -> Async
         # Used from the loop's thread and from aiosqlite's, never from both at once.
         connector = partial(sqlite3.connect, path, check_same_thread=False)
         connection = connection_class(connector, iter_chunk_size=64)
-        if isinstance(connection, _WriterConnection):
-            connection.path = path
         connection._thread.daemon = True
         return await connection
 
@@ -361,7 +337,6 @@ async def checkpoint(url: str) -> None:
             connection.close()
 
     await asyncio.to_thread(run)
-    _CHECKPOINTED_BY_JOB.add(path)
 
 
 async def refresh_statistics(conn: AsyncConnection) -> None:
