@@ -91,6 +91,18 @@ async def test_the_writer_goes_back_to_its_pool_without_a_task(
     assert tasks == ["AsyncConnection.close"]
     async with db.write() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 4
+    # An invalidated writer is closed the SQLAlchemy way, and the next write reconnects.
+    tasks.clear()
+    with pytest.raises(sa.exc.SQLAlchemyError):
+        async with db.write() as conn:
+            await conn.invalidate()
+            await conn.execute(sa.text("INSERT INTO t VALUES (5)"))
+    assert tasks == ["AsyncConnection.close"]
+    async with db.write() as conn:
+        await conn.execute(sa.text("INSERT INTO t VALUES (6)"))
+    async with db.read() as conn:
+        values = sorted((await conn.execute(sa.text("SELECT n FROM t"))).scalars())
+    assert values == [1, 2, 3, 4, 6]
 
 
 async def test_a_failed_write_rolls_back_and_the_writer_goes_on(db: Database) -> None:

@@ -233,9 +233,13 @@ async def test_only_a_realm_within_the_limit_hears_presence(
     first ids it needs, and a realm at the limit still reaches every user."""
     async with env.services.db.read() as conn:
         ids = await active_user_ids(conn, env.realm.id)
-    last = next(u for u in env.users.values() if u.id == max(ids))
+    by_id = {u.id: u for u in env.users.values()}
+    first = by_id[min(i for i in ids if i != env.users["hamlet"].id)]
+    last = by_id[max(ids)]
     limit = "USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS"
     monkeypatch.setattr(presence_actions, limit, len(ids) - 1)
+    # One user too many: nobody hears, not even the first ids read for the check.
+    await verify_action(env, first, _ping(env, "hamlet"), num_events=0, **_NO_STATE)
     await verify_action(env, last, _ping(env, "hamlet"), num_events=0, **_NO_STATE)
     _advance(env, 300)  # away, so that the next ping is news again
     monkeypatch.setattr(presence_actions, limit, len(ids))

@@ -56,12 +56,15 @@ async def notify_presence_changed(
     now: float,
     force_send_update: bool = False,
 ) -> None:
-    # A realm above the limit gets no presence events: its first ids tell (a user coming
-    # back online in a 1,000-user realm read all 1,000 for nothing).
-    limit = None if force_send_update else USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS + 1
-    recipients = await active_user_ids(tx.conn, user.realm_id, at_most=limit)
-    if len(recipients) > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS and not force_send_update:
-        return
+    limit = USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS
+    if force_send_update:
+        recipients = await active_user_ids(tx.conn, user.realm_id)
+    else:
+        # A realm above the limit gets no presence events: its first ids tell (a user
+        # coming back online in a 1,000-user realm read all 1,000 for nothing).
+        recipients = await active_user_ids(tx.conn, user.realm_id, at_most=limit + 1)
+        if len(recipients) > limit:
+            return
     event = {
         "type": "presence",
         # Both keys; each queue keeps the one its slim_presence asks for (events/queues.py).

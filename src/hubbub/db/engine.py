@@ -120,16 +120,11 @@ async def _give_back(conn: AsyncConnection) -> None:
     cannot abandon the close half-way. Once its transaction has ended, the writer's close
     does no I/O (no reset on return) and never suspends, so nothing can interrupt it: it
     runs directly. A connection still in a transaction, or invalidated, whose close goes
-    to the driver's thread, is closed as SQLAlchemy does it."""
+    to the driver's thread, leaves the way ``async with`` would have taken."""
     if not conn.invalidated and not conn.in_transaction():
         await conn.close()
-        return
-    closing = asyncio.create_task(conn.close())
-    try:
-        await asyncio.shield(closing)
-    except asyncio.CancelledError:
-        await asyncio.wait([closing])
-        raise
+    else:
+        await conn.__aexit__(None, None, None)
 
 
 def is_value_out_of_range(exc: BaseException) -> bool:

@@ -180,9 +180,9 @@ class _Connection(aiosqlite.Connection):
             return True  # close, and anything unforeseen
         if name == "close":  # a cursor's
             return False
-        if _is_begin(args):
-            return self.writer
-        return not self.writer
+        # A statement of the writer (whose BEGIN is its own: _WriterConnection), or a
+        # reader's BEGIN (a deferred transaction takes no lock): inline.
+        return not self.writer and not _is_begin(args)
 
 
 def _is_begin(args: tuple[Any, ...]) -> bool:
@@ -220,16 +220,13 @@ class _WriterConnection(_Connection):
             raise ValueError("Connection closed")
         connection.execute("PRAGMA busy_timeout=0")
         try:
-            result = execute(*args)
+            return execute(*args)
         except sqlite3.OperationalError as exc:
             if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
                 raise
-            result = None
         finally:
             connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        if result is None:
-            result = await aiosqlite.Connection._execute(self, execute, *args)  # type: ignore[no-untyped-call]
-        return result
+        return await aiosqlite.Connection._execute(self, execute, *args)  # type: ignore[no-untyped-call]
 
 
 def _engine(url: str, connection_class: type[_Connection], **pool: Any) -> AsyncEngine:
