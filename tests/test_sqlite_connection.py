@@ -64,13 +64,16 @@ async def test_a_read_statement_is_one_turn_and_a_write_transaction_one(
     assert calls.names == ["commit"]
 
 
-async def test_the_writer_goes_back_to_its_pool_without_a_task(
+async def test_connections_go_back_to_their_pool_without_a_task(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SQLAlchemy's ``async with`` closes a connection in a task of its own (a turn of the
-    loop with the single writer held); the writer's close, which cannot suspend once its
-    transaction has ended, runs directly, after a commit and after a rollback alike."""
+    loop, with the single writer held for a write); the writer's and the readers' close,
+    which cannot suspend once their transaction has ended, runs directly, after a commit
+    and after a rollback alike."""
     async with db.write() as conn:  # connected once, before counting
+        await conn.execute(sa.text("SELECT 1"))
+    async with db.read() as conn:
         await conn.execute(sa.text("SELECT 1"))
     tasks: list[str] = []
     create_task = asyncio.create_task
@@ -85,10 +88,15 @@ async def test_the_writer_goes_back_to_its_pool_without_a_task(
     with pytest.raises(sa.exc.OperationalError):
         async with db.write() as conn:
             await conn.execute(sa.text("INSERT INTO no_such_table VALUES (1)"))
+    async with db.read() as conn:
+        assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 4
+    with pytest.raises(sa.exc.OperationalError):
+        async with db.read() as conn:
+            await conn.execute(sa.text("SELECT * FROM no_such_table"))
     assert tasks == []
-    async with db.read() as conn:  # reads still close the SQLAlchemy way
-        await conn.execute(sa.text("SELECT 1"))
-    assert tasks == ["AsyncConnection.close"]
+    # The reader went back to its pool after the failure (the pool is not exhausted).
+    pool = db.read_engine.sync_engine.pool
+    assert pool.checkedout() == 0  # type: ignore[attr-defined]
     async with db.write() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 4
     # An invalidated writer is closed the SQLAlchemy way, and the next write reconnects.
@@ -103,6 +111,33 @@ async def test_the_writer_goes_back_to_its_pool_without_a_task(
     async with db.read() as conn:
         values = sorted((await conn.execute(sa.text("SELECT n FROM t"))).scalars())
     assert values == [1, 2, 3, 4, 6]
+
+
+async def test_a_cancelled_read_gives_its_connection_back(db: Database) -> None:
+    """A request cancelled while its read runs in the driver's thread (a client that went
+    away): the transaction ends and the connection goes back to the pool."""
+    started = asyncio.Event()
+
+    async def slow_read() -> None:
+        async with db.read() as conn:
+            started.set()
+            await conn.execute(
+                sa.text(
+                    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c"
+                    " WHERE x < 3000000) SELECT sum(x) FROM c"
+                )
+            )
+
+    task = asyncio.create_task(slow_read())
+    await started.wait()
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pool = db.read_engine.sync_engine.pool
+    assert pool.checkedout() == 0  # type: ignore[attr-defined]
+    async with db.read() as conn:
+        assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 3
 
 
 async def test_a_failed_write_rolls_back_and_the_writer_goes_on(db: Database) -> None:

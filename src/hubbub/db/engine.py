@@ -50,6 +50,7 @@ class Database:
             else self.engine
         )
         self._write_lock = asyncio.Lock() if self.dialect.SERIALIZE_WRITES else None
+        self._closes_inline: bool = self.dialect.closes_inline(self.url)
 
     @property
     def is_sqlite(self) -> bool:
@@ -59,8 +60,16 @@ class Database:
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A read transaction (SQLite: one snapshot; PostgreSQL: each statement its own
         snapshot, as READ COMMITTED gives, without BEGIN and COMMIT)."""
-        async with self.read_engine.connect() as conn, conn.begin():
-            yield conn
+        if not self._closes_inline:
+            async with self.read_engine.connect() as conn, conn.begin():
+                yield conn
+            return
+        conn = await self.read_engine.connect()
+        try:
+            async with conn.begin():
+                yield conn
+        finally:
+            await _give_back(conn)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -80,7 +89,10 @@ class Database:
                 async with conn.begin():
                     yield conn
             finally:
-                await _give_back(conn)
+                if self._closes_inline:
+                    await _give_back(conn)
+                else:
+                    await conn.__aexit__(None, None, None)
 
     async def check_reachable(self) -> None:
         try:
@@ -113,13 +125,16 @@ class Database:
 
 
 async def _give_back(conn: AsyncConnection) -> None:
-    """Return SQLite's writer to its pool, without the turn of the loop that SQLAlchemy's
-    ``async with`` spends on it with the single writer still held.
+    """Return a connection whose close never suspends (``closes_inline``) to its pool,
+    without the turn of the loop that SQLAlchemy's ``async with`` spends on it: with the
+    single writer still held, for SQLite's writer; for every read transaction, for its
+    readers.
 
     SQLAlchemy closes a connection in a task of its own, so that a cancelled caller
-    cannot abandon the close half-way. Once its transaction has ended, the writer's close
-    does no I/O (no reset on return) and never suspends, so nothing can interrupt it: it
-    runs directly. A connection still in a transaction, or invalidated, whose close goes
+    cannot abandon the close half-way. Once its transaction has ended, such a close
+    runs in the loop's thread (the writer has no reset on return; a reader's reset,
+    a ROLLBACK, is inline) and never suspends, so nothing can interrupt it: it runs
+    directly. A connection still in a transaction, or invalidated, whose close goes
     to the driver's thread, leaves the way ``async with`` would have taken."""
     if not conn.invalidated and not conn.in_transaction():
         await conn.close()

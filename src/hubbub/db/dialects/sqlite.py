@@ -245,6 +245,13 @@ def _engine(url: str, connection_class: type[_Connection], **pool: Any) -> Async
     return engine
 
 
+def closes_inline(url: str) -> bool:
+    """Whether closing an idle connection of ``url``'s engines never suspends (see
+    ``_Connection``): not for an in-memory database's plain aiosqlite connections, whose
+    every call goes to the thread."""
+    return not _in_memory(url)
+
+
 def _in_memory(url: str) -> bool:
     return make_url(url).database in (None, "", ":memory:")
 
