@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from hubbub.db.tables import message, stream, user_message
 from hubbub.queries.messages import (
+    GROUP_MENTIONED,
     HAS_ALERT_WORD,
     HISTORICAL,
     IS_PRIVATE,
@@ -165,6 +166,48 @@ async def test_wildcard_and_alert_words(env: TestEnv) -> None:
     flags = await message_flags(env, mid)
     assert flags[env.users["othello"].id] == STREAM_WILDCARD_MENTIONED | HAS_ALERT_WORD
     assert flags[env.users["hamlet"].id] == STREAM_WILDCARD_MENTIONED
+
+
+async def test_each_recipients_flags(env: TestEnv) -> None:
+    """Every way content reaches a recipient, in one send; a mentioned or grouped user
+    who is not a recipient gets no row."""
+    for name in ("hamlet", "othello", "iago", "shiva"):
+        await env.subscribe(name, "Denmark")
+    users = env.users
+    assert_success(
+        await env.client("iago").post("/users/me/alert_words", {"alert_words": ["castle"]})
+    )
+    assert_success(await env.client("othello").post(f"/users/me/muted_users/{users['hamlet'].id}"))
+    assert_success(
+        await env.client("iago").post(
+            "/user_groups/create",
+            {
+                "name": "mods",
+                "description": "",
+                "members": [users["shiva"].id, users["desdemona"].id],
+            },
+        )
+    )
+    mid = await send_stream_message(
+        env,
+        "hamlet",
+        "Denmark",
+        "@**Othello** @**Desdemona** @*mods* @**topic** the Castle",
+        read_by_sender="true",
+    )
+    assert await message_flags(env, mid) == {
+        # The sender is the topic's one participant.
+        users["hamlet"].id: READ | TOPIC_WILDCARD_MENTIONED,
+        # Mentioned, and muting the sender: the message arrives read.
+        users["othello"].id: MENTIONED | READ,
+        users["iago"].id: HAS_ALERT_WORD,
+        users["shiva"].id: GROUP_MENTIONED | MENTIONED,
+    }
+    # Not subscribed, so not read by the sender either: historical.
+    mid = await send_stream_message(env, "desdemona", "Denmark", "hi", read_by_sender="false")
+    flags = await message_flags(env, mid)
+    assert flags[users["desdemona"].id] == HISTORICAL
+    assert set(flags.values()) == {0, HISTORICAL}
 
 
 async def test_content_and_topic_normalization(env: TestEnv) -> None:

@@ -93,8 +93,10 @@ async def update_content_flags(
         stream_recipient=(msg.recipient_id, topic) if msg.stream_id is not None else None,
     )
     changed = []
-    for uid, flags in (await _row_flags(tx, msg.id)).items():
-        value = flags & ~CONTENT_FLAGS | targets.flags_for(uid)
+    rows = await _row_flags(tx, msg.id)
+    individual = targets.individual(rows)
+    for uid, flags in rows.items():
+        value = flags & ~CONTENT_FLAGS | targets.common | individual.get(uid, 0)
         if value != flags:
             changed.append({"b_user": uid, "b_flags": value})
     if changed:

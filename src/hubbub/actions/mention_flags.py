@@ -4,6 +4,7 @@ recomputes them (``actions/edit_content.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -53,22 +54,36 @@ class MentionTargets:
     # Alert words of the recipients (never the sender's own), by user.
     alert_words: dict[int, list[str]]
 
-    def flags_for(self, user_id: int) -> int:
-        rendered = self.rendered
-        value = 0
-        if user_id in rendered.mentioned_user_ids:
-            value |= MENTIONED
-        if rendered.mentions_stream_wildcard:
-            value |= STREAM_WILDCARD_MENTIONED
-        if user_id in self.participants:
-            value |= TOPIC_WILDCARD_MENTIONED
-        if user_id in self.group_members:
+    @property
+    def common(self) -> int:
+        """The bits every recipient gets: a stream-wide wildcard's."""
+        return STREAM_WILDCARD_MENTIONED if self.rendered.mentions_stream_wildcard else 0
+
+    def individual(self, user_ids: Collection[int]) -> dict[int, int]:
+        """The bits of those of ``user_ids`` (a set or dict) that the content reaches
+        one by one, beyond ``common``; the others get ``common`` alone.
+
+        Sparse, by who is mentioned: a send to a stream of 1,000 subscribers asked each
+        recipient in turn, ~1.4 ms of the send for a message that mentions no one."""
+        bits: dict[int, int] = {}
+
+        def add(user_id: int, value: int) -> None:
+            if user_id in user_ids:
+                bits[user_id] = bits.get(user_id, 0) | value
+
+        for user_id in self.rendered.mentioned_user_ids:
+            add(user_id, MENTIONED)
+        for user_id in self.participants:
+            add(user_id, TOPIC_WILDCARD_MENTIONED)
+        for user_id in self.group_members:
             # Zulip counts a group mention as a mention of each member.
-            value |= GROUP_MENTIONED | MENTIONED
-        found = {w.lower() for w in rendered.alert_words}
-        if any(w.lower() in found for w in self.alert_words.get(user_id, ())):
-            value |= HAS_ALERT_WORD
-        return value
+            add(user_id, GROUP_MENTIONED | MENTIONED)
+        found = {w.lower() for w in self.rendered.alert_words}
+        if found:
+            for user_id, words in self.alert_words.items():
+                if any(w.lower() in found for w in words):
+                    add(user_id, HAS_ALERT_WORD)
+        return bits
 
 
 async def get_mention_targets(

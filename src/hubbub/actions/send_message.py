@@ -263,21 +263,17 @@ async def check_send_message(
         if req.read_by_sender is None
         else req.read_by_sender
     )
-    flags: dict[int, int] = {}
-    for uid in sorted(user_ids):
-        value = 0
-        if uid == sender.id:
-            if read_by_sender:
-                value |= READ
-            if not sender_subscribed:
-                value |= HISTORICAL
-        value |= targets.flags_for(uid)
-        if uid in muters:
-            # Messages from a muted user arrive read (Zulip 4.0, feature level 48).
-            value |= READ
-        if target is None:
-            value |= IS_PRIVATE
-        flags[uid] = value
+    # Every recipient's bits: what all share, then the few that differ.
+    flags = dict.fromkeys(sorted(user_ids), targets.common | (IS_PRIVATE if target is None else 0))
+    for uid, value in targets.individual(user_ids).items():
+        flags[uid] |= value
+    for uid in muters & user_ids:
+        # Messages from a muted user arrive read (Zulip 4.0, feature level 48).
+        flags[uid] |= READ
+    if read_by_sender:
+        flags[sender.id] |= READ
+    if not sender_subscribed:
+        flags[sender.id] |= HISTORICAL
     # The message and its rows; one statement on PostgreSQL.
     message_id = await for_name(tx.conn.dialect.name).insert_message(tx.conn, values, flags)
     await do_update_message_attachments(tx, sender, message_id, content, new=True)
