@@ -64,7 +64,8 @@ class MentionTargets:
         one by one, beyond ``common``; the others get ``common`` alone.
 
         Sparse, by who is mentioned: a send to a stream of 1,000 subscribers asked each
-        recipient in turn, ~1.4 ms of the send for a message that mentions no one."""
+        recipient in turn (0.46 ms timed alone, 0.03 ms this way, for a message that
+        mentions one user; docs/performance.md)."""
         bits: dict[int, int] = {}
 
         def add(user_id: int, value: int) -> None:
