@@ -5,6 +5,8 @@ writes, and on SQLite a read transaction's one snapshot."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -66,6 +68,8 @@ async def test_rows_match_sqlalchemys(env: TestEnv) -> None:
                 for a, b in zip(row, other, strict=True)
             )
         assert fast._driver_connection(conn) is not None  # the driver's own path
+        # Every case took it (the presence cutoff, a float, is converted on SQLite).
+        assert all(fast._compiled(statement, conn.dialect) for statement, _ in cases)
         [(user, realm)] = await get_login_candidates(conn, hamlet.email.upper())
     assert (user, realm.id) == (hamlet, hamlet.realm_id)
 
@@ -132,6 +136,20 @@ def test_sqlite_rows_are_converted_as_sqlalchemy_would() -> None:
     [row] = compiled.rows([(7, 1)])
     assert row == (7, True) and type(row[1]) is bool
     assert dict(fast.named(row)) == {"user_profile_id": 7, "invite_only": True}
+
+
+def test_sqlite_parameters_are_converted_as_sqlalchemy_would() -> None:
+    """SQLAlchemy passes a float parameter through ``to_float`` on SQLite (a Decimal
+    becomes a float); the driver's path does the same, once per value."""
+    statement = sa.select(user_presence.c.user_profile_id).where(
+        user_presence.c.last_connected_time >= sa.bindparam("since"),
+        user_presence.c.realm_id == sa.bindparam("realm_id"),
+    )
+    compiled = fast._compiled(statement, sqlite.dialect())
+    assert compiled is not None
+    values = compiled.values({"since": Decimal("1.5"), "realm_id": 2})
+    assert values == [1.5, 2] and type(values[0]) is float
+    assert compiled.values({"since": None, "realm_id": 2}) == [None, 2]
 
 
 _MISSING = sa.select(sa.table("no_such_table", sa.column("x")))

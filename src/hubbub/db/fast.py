@@ -9,8 +9,10 @@ statement goes to the asyncpg connection directly when the connection reads in a
 what it would through SQLAlchemy (each statement takes its own snapshot, and the
 transaction's own writes, which come after SQLAlchemy's ``BEGIN``, are on the same
 connection). A select that locks rows (``FOR UPDATE``), or whose parameters SQLAlchemy
-must convert, goes through SQLAlchemy, as does everything on SQLite. The SQL is compiled
-once per statement, so only module-level statements may be given.
+must convert, goes through SQLAlchemy. On SQLite the statement goes to the dialect's
+connection in its open transaction, its parameters converted as SQLAlchemy would (a
+float's ``to_float``: every presence ping's cutoff time had sent it through SQLAlchemy).
+The SQL is compiled once per statement, so only module-level statements may be given.
 
 Rows are read by position, or by name through ``named``; their columns must be ones
 asyncpg returns as SQLAlchemy would (ints, floats, strings, booleans;
@@ -44,18 +46,23 @@ class FastRow(tuple[Any, ...]):
 class _Compiled:
     """A statement's SQL for the driver: its parameters' names in order, the values the
     statement holds itself (literals such as ``type == 2``) and, on SQLite, how its rows
-    are made (``row``) and which columns SQLAlchemy converts (``convert``: index and
-    function, such as a boolean's 0 or 1 to ``False`` or ``True``)."""
+    are made (``row``), which columns SQLAlchemy converts (``convert``: index and
+    function, such as a boolean's 0 or 1 to ``False`` or ``True``) and which parameters
+    (``convert_params``, such as a float's ``to_float``)."""
 
     sql: str
     names: tuple[str, ...]
     held: dict[str, Any]
     row: type[FastRow]
     convert: tuple[tuple[int, Callable[[Any], Any]], ...]
+    convert_params: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
 
     def values(self, params: Mapping[str, Any] | None) -> list[Any]:
         given = params or {}
-        return [given[name] if name in given else self.held[name] for name in self.names]
+        values = [given[name] if name in given else self.held[name] for name in self.names]
+        for index, function in self.convert_params:
+            values[index] = function(values[index])
+        return values
 
     def rows(self, found: list[tuple[Any, ...]]) -> list[FastRow]:
         make, convert = self.row, self.convert
@@ -87,8 +94,11 @@ def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
     entry = _COMPILED.get(key)
     if entry is None or entry[0] is not statement:
         compiled = statement.compile(dialect=dialect)
+        # SQLite's parameters are converted here (``_plan``); asyncpg's as they come.
+        converted = dialect.name == "sqlite"
         plain = statement._for_update_arg is None and not any(
-            bind.expanding or _converts(bind.type, dialect) for bind in compiled.binds.values()
+            bind.expanding or (not converted and _converts(bind.type, dialect))
+            for bind in compiled.binds.values()
         )
         entry = (statement, _plan(compiled, dialect) if plain else None)
         if len(_COMPILED) >= _COMPILED_MAX:
@@ -105,14 +115,22 @@ def _plan(compiled: SQLCompiler, dialect: Dialect) -> _Compiled:
             function = column.type._cached_result_processor(dialect, None)
             if function is not None:
                 convert.append((index, function))
+    positions = tuple(compiled.positiontup or ())
+    convert_params = []
+    if dialect.name == "sqlite":
+        for index, name in enumerate(positions):
+            function = compiled.binds[name].type._cached_bind_processor(dialect)
+            if function is not None:
+                convert_params.append((index, function))
     names = tuple(str(column.keyname) for column in columns)
     row = type("FastRow", (FastRow,), {"__slots__": (), "names": names})
     return _Compiled(
         str(compiled),
-        tuple(compiled.positiontup or ()),
+        positions,
         dict(compiled.params),
         row,
         tuple(convert),
+        tuple(convert_params),
     )
 
 
