@@ -113,6 +113,33 @@ async def test_connections_go_back_to_their_pool_without_a_task(
     assert values == [1, 2, 3, 4, 6]
 
 
+async def test_a_reads_begin_goes_to_the_thread_with_its_first_statement(
+    db: Database, tmp_path: Path
+) -> None:
+    """A reader's deferred BEGIN is issued in the driver's thread, just before the
+    transaction's first statement, not inline: the transaction is one snapshot all the
+    same, and one that ran no statement never began."""
+    other = sqlite3.connect(tmp_path / "hubbub.db", isolation_level=None)
+    try:
+        async with db.read() as conn:
+            raw = await conn.get_raw_connection()
+            driver = raw.driver_connection
+            assert driver is not None and not driver._connection.in_transaction
+            count = sa.text("SELECT count(*) FROM t")
+            assert (await conn.execute(count)).scalar() == 3
+            assert driver._connection.in_transaction
+            other.execute("INSERT INTO t VALUES (9)")  # committed meanwhile
+            assert (await conn.execute(count)).scalar() == 3  # the same snapshot
+        assert not driver._connection.in_transaction
+        async with db.read() as conn:
+            pass  # no statement, no transaction to end
+        assert not driver._connection.in_transaction
+        async with db.read() as conn:
+            assert (await conn.execute(count)).scalar() == 4
+    finally:
+        other.close()
+
+
 async def test_a_cancelled_read_gives_its_connection_back(db: Database) -> None:
     """A request cancelled while its read runs in the driver's thread (a client that went
     away): the transaction ends and the connection goes back to the pool."""
