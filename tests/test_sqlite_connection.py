@@ -131,9 +131,10 @@ async def test_a_reads_begin_goes_to_the_thread_with_its_first_statement(
             other.execute("INSERT INTO t VALUES (9)")  # committed meanwhile
             assert (await conn.execute(count)).scalar() == 3  # the same snapshot
         assert not driver._connection.in_transaction
-        async with db.read() as conn:
-            pass  # no statement, no transaction to end
-        assert not driver._connection.in_transaction
+        async with db.read() as conn:  # no statement: no transaction ever begins
+            idle = (await conn.get_raw_connection()).driver_connection
+            assert idle is not None and not idle._connection.in_transaction
+        assert not idle._connection.in_transaction
         async with db.read() as conn:
             assert (await conn.execute(count)).scalar() == 4
     finally:

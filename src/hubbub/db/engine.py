@@ -60,16 +60,8 @@ class Database:
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A read transaction (SQLite: one snapshot; PostgreSQL: each statement its own
         snapshot, as READ COMMITTED gives, without BEGIN and COMMIT)."""
-        if not self._closes_inline:
-            async with self.read_engine.connect() as conn, conn.begin():
-                yield conn
-            return
-        conn = await self.read_engine.connect()
-        try:
-            async with conn.begin():
-                yield conn
-        finally:
-            await _give_back(conn)
+        async with self._transaction(self.read_engine) as conn:
+            yield conn
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -79,20 +71,44 @@ class Database:
         BEGIN IMMEDIATE so that a writer in another process makes us wait, not fail.
         """
         if self._write_lock is None:
-            async with self.engine.connect() as conn, conn.begin():
+            async with self._transaction(self.engine) as conn:
                 yield conn
             return
-        async with self._write_lock:
-            conn = await self.write_engine.connect()
-            try:
+        async with self._write_lock, self._transaction(self.write_engine, write=True) as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def _transaction(
+        self, engine: AsyncEngine, *, write: bool = False
+    ) -> AsyncIterator[AsyncConnection]:
+        """A connection of ``engine`` in a transaction, given back when the block ends
+        (``_give_back``); ``write``: SQLite's writer, whose transaction is BEGIN IMMEDIATE."""
+        conn = await engine.connect()
+        try:
+            if write:
                 await conn.execution_options(hubbub_write=True)
-                async with conn.begin():
-                    yield conn
-            finally:
-                if self._closes_inline:
-                    await _give_back(conn)
-                else:
-                    await conn.__aexit__(None, None, None)
+            async with conn.begin():
+                yield conn
+        finally:
+            await self._give_back(conn)
+
+    async def _give_back(self, conn: AsyncConnection) -> None:
+        """Return ``conn`` to its pool, directly when its close never suspends, without
+        the turn of the loop that SQLAlchemy's ``async with`` spends on it: with the
+        single writer still held, for SQLite's writer; for every read transaction, for its
+        readers.
+
+        SQLAlchemy closes a connection in a task of its own, so that a cancelled caller
+        cannot abandon the close half-way. On SQLite (``closes_inline``), once its
+        transaction has ended, a connection's close runs in the loop's thread (the writer
+        has no reset on return; a reader's reset, a ROLLBACK, is inline) and never
+        suspends, so nothing can interrupt it: it runs directly. Any other connection
+        (PostgreSQL's, resetting over the network; one still in a transaction, or
+        invalidated) leaves the way ``async with`` would have taken."""
+        if self._closes_inline and not conn.invalidated and not conn.in_transaction():
+            await conn.close()
+        else:
+            await conn.__aexit__(None, None, None)
 
     async def check_reachable(self) -> None:
         try:
@@ -122,24 +138,6 @@ class Database:
         await self.engine.dispose()
         if self.write_engine is not self.engine:
             await self.write_engine.dispose()
-
-
-async def _give_back(conn: AsyncConnection) -> None:
-    """Return a connection whose close never suspends (``closes_inline``) to its pool,
-    without the turn of the loop that SQLAlchemy's ``async with`` spends on it: with the
-    single writer still held, for SQLite's writer; for every read transaction, for its
-    readers.
-
-    SQLAlchemy closes a connection in a task of its own, so that a cancelled caller
-    cannot abandon the close half-way. Once its transaction has ended, such a close
-    runs in the loop's thread (the writer has no reset on return; a reader's reset,
-    a ROLLBACK, is inline) and never suspends, so nothing can interrupt it: it runs
-    directly. A connection still in a transaction, or invalidated, whose close goes
-    to the driver's thread, leaves the way ``async with`` would have taken."""
-    if not conn.invalidated and not conn.in_transaction():
-        await conn.close()
-    else:
-        await conn.__aexit__(None, None, None)
 
 
 def is_value_out_of_range(exc: BaseException) -> bool:

@@ -55,7 +55,7 @@ class _Compiled:
     held: dict[str, Any]
     row: type[FastRow]
     convert: tuple[tuple[int, Callable[[Any], Any]], ...]
-    convert_params: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
+    convert_params: tuple[tuple[int, Callable[[Any], Any]], ...]
 
     def values(self, params: Mapping[str, Any] | None) -> list[Any]:
         given = params or {}
@@ -94,10 +94,10 @@ def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
     entry = _COMPILED.get(key)
     if entry is None or entry[0] is not statement:
         compiled = statement.compile(dialect=dialect)
-        # SQLite's parameters are converted here (``_plan``); asyncpg's as they come.
-        converted = dialect.name == "sqlite"
+        # SQLite's parameters are converted as SQLAlchemy would (``_plan``); asyncpg's
+        # only when SQLAlchemy has nothing to convert.
         plain = statement._for_update_arg is None and not any(
-            bind.expanding or (not converted and _converts(bind.type, dialect))
+            bind.expanding or (dialect.name != "sqlite" and _converts(bind.type, dialect))
             for bind in compiled.binds.values()
         )
         entry = (statement, _plan(compiled, dialect) if plain else None)
@@ -109,19 +109,16 @@ def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
 
 def _plan(compiled: SQLCompiler, dialect: Dialect) -> _Compiled:
     columns = compiled._result_columns or []
-    convert = []
-    if dialect.name == "sqlite":  # asyncpg gives each column's Python type itself
-        for index, column in enumerate(columns):
-            function = column.type._cached_result_processor(dialect, None)
-            if function is not None:
-                convert.append((index, function))
     positions = tuple(compiled.positiontup or ())
-    convert_params = []
+    convert: list[tuple[int, Callable[[Any], Any]]] = []
+    convert_params: list[tuple[int, Callable[[Any], Any]]] = []
+    # asyncpg takes and gives each value's Python type itself; SQLite's are converted by
+    # SQLAlchemy's own functions, as it would.
     if dialect.name == "sqlite":
-        for index, name in enumerate(positions):
-            function = compiled.binds[name].type._cached_bind_processor(dialect)
-            if function is not None:
-                convert_params.append((index, function))
+        results = (column.type._cached_result_processor(dialect, None) for column in columns)
+        convert = [(i, f) for i, f in enumerate(results) if f is not None]
+        binds = (compiled.binds[name].type._cached_bind_processor(dialect) for name in positions)
+        convert_params = [(i, f) for i, f in enumerate(binds) if f is not None]
     names = tuple(str(column.keyname) for column in columns)
     row = type("FastRow", (FastRow,), {"__slots__": (), "names": names})
     return _Compiled(

@@ -207,9 +207,9 @@ class _Connection(aiosqlite.Connection):
             return True  # close, and anything unforeseen
         if name == "close":  # a cursor's
             return False
-        # A statement of the writer (whose BEGIN is its own: _WriterConnection), or a
-        # reader's BEGIN (a deferred transaction takes no lock): inline.
-        return not self.writer and not _is_begin(args)
+        # A reader's statements go to the thread (its BEGIN waits for the first of them:
+        # ``_execute``); the writer's run inline (its BEGIN is ``_WriterConnection``'s).
+        return not self.writer
 
 
 def _is_begin(args: tuple[Any, ...]) -> bool:
