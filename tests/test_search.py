@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from hubbub import search
-from hubbub.db.tables import message
+from hubbub.db.tables import message, user_message
 from hubbub.narrow import parse_narrow
 from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries import message_fetch
@@ -277,6 +277,31 @@ async def test_postgresql_walks_give_the_planner_pages(
 
         monkeypatch.setattr(search_postgresql, "estimate_search", forced)
         assert await _pages(client, narrows, anchors) == plain, walk
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_postgresql_walks_read_flags_of_the_page_only(env: TestEnv) -> None:
+    """A walk finds its page by the user's primary key alone (an index-only lookup);
+    only the page's rows are read for their flags. With the flags inside the walk each
+    row walked cost a page of ``user_message`` (docs/performance.md)."""
+    async with env.services.db.read() as conn:
+        query = await build_narrow_query(
+            conn, env.users["hamlet"], parse_narrow([["search", "lunch"]])
+        )
+    for walk in (query.walk_rows, query.walk_index):
+        walked = walk(above=None, below=10, newest_first=True, limit=5)
+        assert walked is not None
+        select, order = walked
+        page = order.table
+        assert isinstance(page, sa.Subquery)
+        used = {
+            element.name
+            for element in sa.sql.visitors.iterate(page.element)
+            if isinstance(element, sa.Column) and element.table is user_message
+        }
+        assert used == {"user_profile_id", "message_id"}, walk
+        # The page's flags come from the outer join, for the page's ids.
+        assert [column.name for column in select.selected_columns] == ["id", "flags"]
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)

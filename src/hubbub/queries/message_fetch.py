@@ -248,9 +248,10 @@ def _walk(
     """The walk ``estimate`` favours for this page, or None for the planner's plan."""
     if estimate is None:
         return None
+    newest_first = above is None
     if estimate.walk(limit) is Walk.INDEX:
-        return query.walk_index(above=above, below=below)
-    return query.walk_rows(above=above, below=below)
+        return query.walk_index(above=above, below=below, newest_first=newest_first, limit=limit)
+    return query.walk_rows(above=above, below=below, newest_first=newest_first, limit=limit)
 
 
 async def message_objects(
