@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
 from hubbub.events.bus import EventBus, MemoryEventBus
+from hubbub.queries.presence import PresenceAnswers
 from hubbub.ratelimit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
@@ -26,6 +27,7 @@ class Services:
     rate_limiter: RateLimiter
     bus: EventBus
     redis: Redis | None = None
+    presence: PresenceAnswers = field(default_factory=PresenceAnswers)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
@@ -33,6 +35,9 @@ class Services:
         async with self.db.write() as conn:
             tx = Tx(conn)
             yield tx
+        # A realm_user event means a user changed: the presence answers name users.
+        self.presence.forget(n.realm_id for n in tx.notices if n.event["type"] == "realm_user")
+        self.presence.written(tx.presence_writes)
         if tx.stale_credentials:
             await self.bus.forget_credentials(sorted(tx.stale_credentials))
         if tx.notices:

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.events.bus import Notice
+from hubbub.queries.presence import PresenceWrite
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Tx:
     # Users whose credentials stop working with this commit (a new API key, deactivation,
     # a changed login email): their event queues forget who may poll them.
     stale_credentials: set[int] = field(default_factory=set)
+    # Presence times this transaction wrote, for the process's kept presence answers.
+    presence_writes: list[PresenceWrite] = field(default_factory=list)
 
     def on_commit(self, job: Callable[[], Awaitable[None]]) -> None:
         self.after_commit.append(job)

@@ -11,7 +11,8 @@ import pytest
 import sqlalchemy as sa
 
 from hubbub.clock import FakeClock
-from hubbub.db.tables import realm, user_presence, user_profile, user_setting
+from hubbub.db.tables import realm, user_presence, user_setting
+from hubbub.queries import presence as presence_queries
 from hubbub.queries.presence import get_realm_presences
 from hubbub.settings import Settings
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
@@ -198,11 +199,7 @@ async def test_get_user_presence_no_such_user(env: TestEnv) -> None:
     resp = await env.client("hamlet").get(f"/users/{stranger.id}/presence")
     assert_error(resp, "No such user")
     assert_success(await env.client("hamlet").post("/users/me/presence", {"status": "active"}))
-    async with env.services.write() as tx:
-        await tx.conn.execute(
-            sa.text("UPDATE user_profile SET is_active = false WHERE id = :id"),
-            {"id": env.users["hamlet"].id},
-        )
+    assert_success(await env.client("iago").delete(f"/users/{env.users['hamlet'].id}"))
     resp = await env.client("othello").get(f"/users/{env.users['hamlet'].id}/presence")
     assert_error(resp, "No such user")
     body = assert_success(await env.client("othello").get("/realm/presence"))
@@ -228,13 +225,66 @@ async def test_answer_entries_follow_every_change(env: TestEnv) -> None:
     _advance(env, 60)
     await _ping(env, "hamlet", "idle")
     await both_forms("polonius")
-    async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(user_profile)
-            .where(user_profile.c.id == env.users["othello"].id)
-            .values(email="user99@example.com")
-        )
+    # Nobody may see othello's real address: his API email changes.
+    assert_success(await env.client("othello").patch("/settings", {"email_address_visibility": 4}))
+    othello = await env.reload(env.users["othello"])
+    assert othello.email != "othello@example.com"
     await both_forms("polonius")
     body = await _ping(env, "polonius")
-    assert "user99@example.com" in body["presences"]
+    assert othello.email in body["presences"]
     assert "othello@example.com" not in body["presences"]
+
+
+async def test_answers_keep_the_rows_a_second(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server process answers pings from the realm's rows as it read them at most
+    ``PRESENCE_ANSWER_SECONDS`` before: its own presence writes and user changes reach
+    them at once, another process's writes after that time."""
+    await _ping(env, "hamlet")
+    await _ping(env, "polonius")
+    body = await _ping(env, "othello")
+    assert set(body["presences"]) == {
+        "hamlet@example.com",
+        "othello@example.com",
+        "polonius@example.com",
+    }
+    # Another worker records hamlet idle since a minute ago.
+    async with env.services.db.write() as conn:
+        await conn.execute(
+            sa.update(user_presence)
+            .where(user_presence.c.user_profile_id == env.users["hamlet"].id)
+            .values(last_active_time=START - 300, last_connected_time=START - 60)
+        )
+    website = {"client": "website", "status": "active", "timestamp": START, "pushable": False}
+    body = await _ping(env, "othello")
+    assert body["presences"]["hamlet@example.com"]["website"] == website
+    # Past the kept time the rows are read again.
+    kept = presence_queries.PRESENCE_ANSWER_SECONDS
+    monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", -1.0)
+    body = await _ping(env, "othello")
+    idle = {**website, "status": "idle", "timestamp": START - 60}
+    assert body["presences"]["hamlet@example.com"]["website"] == idle
+    monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", kept)
+    # This process's own changes: a deactivation, a first ping.
+    await _ping(env, "othello")
+    assert_success(await env.client("iago").delete(f"/users/{env.users['polonius'].id}"))
+    await _ping(env, "shiva", "idle")
+    body = await _ping(env, "othello")
+    assert "polonius@example.com" not in body["presences"]
+    assert body["presences"]["shiva@example.com"]["website"]["status"] == "idle"
+    # A write of this process for someone the rows hold is taken in place, unread.
+    reads = 0
+    read_rows = presence_queries._presence_rows
+
+    async def counted(*args: Any) -> list[tuple[Any, ...]]:
+        nonlocal reads
+        reads += 1
+        return await read_rows(*args)
+
+    monkeypatch.setattr(presence_queries, "_presence_rows", counted)
+    assert_success(await env.client("hamlet").patch("/settings", {"presence_enabled": "false"}))
+    body = await _ping(env, "othello")
+    offline = {**idle, "timestamp": int(env.services.clock.now()) - 260}
+    assert body["presences"]["hamlet@example.com"]["website"] == offline
+    assert reads == 0

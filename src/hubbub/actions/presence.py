@@ -32,6 +32,7 @@ from hubbub.queries.presence import (
     PRESENCE_PING_INTERVAL_SECS,
     PRESENCE_UPDATE_MIN_FREQ_SECONDS,
     USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS,
+    PresenceWrite,
     get_presence_enabled,
     legacy_presence_dict,
 )
@@ -141,6 +142,10 @@ async def do_update_user_presence(
         )
         last_active = changes.get("last_active_time", last_active)
         last_connected = changes.get("last_connected_time", last_connected)
+    if creating or changes:
+        tx.presence_writes.append(
+            PresenceWrite(user.realm_id, user.id, last_active, last_connected)
+        )
 
     if realm.setting("presence_disabled"):
         return

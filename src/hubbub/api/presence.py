@@ -63,7 +63,9 @@ async def update_presence(
     # ``zephyr_mirror_active`` is only sent by Zulip in Zephyr mirror realms, which hubbub
     # never has (the web app shows a mirroring error whenever it is false).
     async with req.services.db.read() as conn:
-        return await get_presence_response(conn, req.my_realm, now=now, slim=slim_presence)
+        return await get_presence_response(
+            conn, req.my_realm, req.services.presence, now=now, slim=slim_presence
+        )
 
 
 @endpoint("GET", "/users/{user_id_or_email}/presence")
@@ -98,7 +100,7 @@ async def get_realm_presence(req: ApiRequest) -> Payload:
     """Get presence of all users"""
     async with req.services.db.read() as conn:
         return await get_presence_response(
-            conn, req.my_realm, now=req.services.clock.now(), slim=False
+            conn, req.my_realm, req.services.presence, now=req.services.clock.now(), slim=False
         )
 
 
