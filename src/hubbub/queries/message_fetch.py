@@ -141,7 +141,9 @@ async def _page(
     first), as (id, flags) in that order; ``estimate`` (PostgreSQL search) chooses the
     walk."""
     newest_first = above is None
-    walked = _walk(query, estimate, above=above, below=below, limit=limit)
+    walked = _walk(
+        query, estimate, above=above, below=below, newest_first=newest_first, limit=limit
+    )
     if walked is not None:
         return await _rows(conn, *walked, newest_first=newest_first, limit=limit)
     if query.fts_driver is not None and FTS_FIRST_WINDOW is not None:
@@ -243,12 +245,12 @@ def _walk(
     *,
     above: int | None,
     below: int | None,
+    newest_first: bool,
     limit: int,
 ) -> tuple[sa.Select[Any], Any] | None:
     """The walk ``estimate`` favours for this page, or None for the planner's plan."""
     if estimate is None:
         return None
-    newest_first = above is None
     if estimate.walk(limit) is Walk.INDEX:
         return query.walk_index(above=above, below=below, newest_first=newest_first, limit=limit)
     return query.walk_rows(above=above, below=below, newest_first=newest_first, limit=limit)

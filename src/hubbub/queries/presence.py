@@ -156,13 +156,6 @@ async def get_realm_presences(
     return dict(_entry(row, slim) for row in await _presence_rows(conn, realm, now))
 
 
-# Each entry of the presence answer, serialized, by (form, user id), with the row it was
-# made from: every client pings once a minute and is answered with every user's entry,
-# most of them unchanged since the ping before. Bounded by the number of users; emptied
-# past this many (accounts of many realms).
-_ENTRIES: dict[tuple[bool, int], tuple[tuple[Any, ...], bytes]] = {}
-_ENTRIES_MAX = 200_000
-
 # How long a server process answers pings from the realm's rows as it last read them.
 # Each ping read every row of the realm (1,000 on a 1,000-user realm) to answer with
 # them: ~5.5 ms of a ping's ~7 ms of CPU (bench/inprocess.py presence, 1,000 users). The
@@ -187,17 +180,15 @@ class PresenceWrite:
 @dataclass
 class _RealmPresences:
     """A realm's ``_REALM_PRESENCES`` rows by user id, as read at ``now`` (the services'
-    clock) and ``read_at`` (``time.monotonic``), and, by form (``slim``), their entries
-    serialized and the answer joined from them. A write changes one entry: with each
-    client pinging once a minute, every ping wrote, and serializing the answer again
-    from all of its rows was 4 % of the event loop's thread at 750 active users
-    (py-spy)."""
+    clock) and ``read_at`` (``time.monotonic``), and, by form (``slim``), each row's entry
+    of the answer serialized (``"key":{...}``). A write changes one entry: with each
+    client pinging once a minute every ping wrote, and serializing the answer again from
+    all of its rows was 4 % of the event loop's thread at 750 active users (py-spy)."""
 
     now: float
     read_at: float
     rows: dict[int, tuple[Any, ...]]
     entries: dict[bool, dict[int, bytes]] = field(default_factory=dict)
-    answers: dict[bool, bytes] = field(default_factory=dict)
 
     def fresh(self, now: float) -> bool:
         # The services' clock too: tests move it by days, past the two-week window.
@@ -205,6 +196,32 @@ class _RealmPresences:
             time.monotonic() - self.read_at <= PRESENCE_ANSWER_SECONDS
             and abs(now - self.now) <= PRESENCE_ANSWER_SECONDS
         )
+
+    @classmethod
+    def read(
+        cls, rows: list[tuple[Any, ...]], now: float, before: _RealmPresences | None
+    ) -> _RealmPresences:
+        """The realm as just read; the entries of rows unchanged since ``before`` are kept,
+        so that each second's read serializes only what changed."""
+        by_user = {row[0]: row for row in rows}
+        entries: dict[bool, dict[int, bytes]] = {}
+        if before is not None:
+            for slim, kept in before.entries.items():
+                entries[slim] = {
+                    user_id: (
+                        kept[user_id] if before.rows.get(user_id) == row else _serialized(row, slim)
+                    )
+                    for user_id, row in by_user.items()
+                }
+        return cls(now, time.monotonic(), by_user, entries)
+
+    def answer(self, slim: bool) -> bytes:
+        entries = self.entries.get(slim)
+        if entries is None:
+            entries = self.entries[slim] = {
+                user_id: _serialized(row, slim) for user_id, row in self.rows.items()
+            }
+        return b"{" + b",".join(entries.values()) + b"}"
 
 
 @dataclass
@@ -223,20 +240,11 @@ class PresenceAnswers:
             return orjson.Fragment(b"{}")
         found = self.realms.get(realm.id)
         if found is None or not found.fresh(now):
-            rows = await _presence_rows(conn, realm, now)
-            found = _RealmPresences(now, time.monotonic(), {row[0]: row for row in rows})
+            found = _RealmPresences.read(await _presence_rows(conn, realm, now), now, found)
             if len(self.realms) >= _REALMS_MAX:
                 self.realms.clear()
             self.realms[realm.id] = found
-        answer = found.answers.get(slim)
-        if answer is None:
-            entries = found.entries.get(slim)
-            if entries is None:
-                entries = found.entries[slim] = {
-                    user_id: _serialized_entry(row, slim) for user_id, row in found.rows.items()
-                }
-            answer = found.answers[slim] = b"{" + b",".join(entries.values()) + b"}"
-        return orjson.Fragment(answer)
+        return orjson.Fragment(found.answer(slim))
 
     def written(self, writes: Iterable[PresenceWrite]) -> None:
         """Presence writes of this process have committed: the kept rows take them."""
@@ -253,8 +261,7 @@ class PresenceAnswers:
             row = (write.user_id, write.last_active, write.last_connected, *row[3:])
             found.rows[write.user_id] = row
             for slim, entries in found.entries.items():
-                entries[write.user_id] = _serialized_entry(row, slim)
-            found.answers.clear()
+                entries[write.user_id] = _serialized(row, slim)
 
     def forget(self, realm_ids: Iterable[int]) -> None:
         """Users of these realms changed (deactivated, reactivated, a new email, ...):
@@ -263,18 +270,10 @@ class PresenceAnswers:
             self.realms.pop(realm_id, None)
 
 
-def _serialized_entry(row: tuple[Any, ...], slim: bool) -> bytes:
-    """A row's entry of the answer in one form, ``"key":{...}``: the one serialized
-    before while the row is unchanged (the rows are read again every second)."""
-    entries = _ENTRIES
-    if len(entries) > _ENTRIES_MAX:
-        entries.clear()
-    cached = entries.get((slim, row[0]))
-    if cached is None or cached[0] != row:
-        key, entry = _entry(row, slim)
-        cached = (row, orjson.dumps({key: entry})[1:-1])
-        entries[(slim, row[0])] = cached
-    return cached[1]
+def _serialized(row: tuple[Any, ...], slim: bool) -> bytes:
+    """A ``_REALM_PRESENCES`` row's entry of the answer, ``"key":{...}``."""
+    key, entry = _entry(row, slim)
+    return orjson.dumps({key: entry})[1:-1]
 
 
 async def get_presence_response(
