@@ -5,7 +5,8 @@ on a fresh SQLite database in a temporary directory (or the empty PostgreSQL dat
 ``--database-url``, with the Redis bus of ``--redis-url``), then times ``--requests`` sequential
 calls of one kind through httpx's ASGITransport:
 
-- ``small`` / ``big``: ``POST /messages`` to the 30- or the all-member stream;
+- ``small`` / ``big``: ``POST /messages`` to the 30- or the all-member stream (``--content``,
+  the users being "User 0" ... "User 999");
 - ``dm``: a 1:1 direct message;
 - ``register``: ``POST /register`` with no parameters (the full initial state);
 - ``fetch``: ``GET /messages`` on a stream + topic narrow, 100 messages;
@@ -268,7 +269,7 @@ async def measure(
             if args.kind in ("small", "big"):
                 form = {"type": "stream", "to": args.kind, "topic": f"t{i % 5}"}
                 response = await http.post(
-                    "/api/v1/messages", data={**form, "content": f"hello **world** {i}"}
+                    "/api/v1/messages", data={**form, "content": f"{args.content} {i}"}
                 )
             elif args.kind == "dm":
                 form = {"type": "direct", "to": f"[{users[1].id}]", "content": f"dm {i}"}
@@ -389,6 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--redis-url", default="", help="the Redis event bus")
     parser.add_argument("--term", default="world", help="what search looks for")
+    parser.add_argument(
+        "--content",
+        default="hello **world**",
+        help="what small and big send (a mention: '@**User 7** hi')",
+    )
     args = parser.parse_args(argv)
     if args.data_dir is not None and args.kind not in ("register", "search"):
         parser.error("--data-dir measures register and search only")

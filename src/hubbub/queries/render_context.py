@@ -3,12 +3,15 @@ never touches the database)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.dialects import PerDialect, ids_argument
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import stream, user_group, user_profile
 from hubbub.markdown import (
     LinkableStream,
@@ -16,9 +19,91 @@ from hubbub.markdown import (
     MentionableUser,
     RenderContext,
 )
+from hubbub.markdown.mentions import MENTION_ID_RE, STREAM_WILDCARDS, TOPIC_WILDCARDS
 from hubbub.models import Realm, User
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.user_settings import get_json_user_settings
+
+_USER_COLUMNS = (
+    user_profile.c.id,
+    user_profile.c.full_name,
+    user_profile.c.email,
+    user_profile.c.is_active,
+)
+_ALL_USERS = (
+    sa.select(*_USER_COLUMNS)
+    .where(user_profile.c.realm_id == sa.bindparam("realm_id"))
+    .order_by(user_profile.c.id)
+)
+# The users a message's mentions can name: by id, or by a name equal to one of them
+# ignoring case. ``lower()`` is the database's: ASCII letters only on SQLite, so a name is
+# looked up this way only when it is ASCII, and a stored name with the one non-ASCII
+# character whose lower case is ASCII (U+212A KELVIN SIGN, "k") is always read: the rows
+# are then a superset of the ones the renderer's own ``str.lower`` match picks.
+_NAMED_USERS = PerDialect(
+    lambda dialect: (
+        sa.select(*_USER_COLUMNS)
+        .where(
+            user_profile.c.realm_id == sa.bindparam("realm_id"),
+            sa.or_(
+                dialect.in_ids(user_profile.c.id, "ids"),
+                dialect.in_ids(sa.func.lower(user_profile.c.full_name, type_=sa.String), "names"),
+                user_profile.c.full_name.contains("\u212a"),
+            ),
+        )
+        .order_by(user_profile.c.id)
+    )
+)
+# What a user mention names (``markdown/mentions.py``), found at every "@" without the
+# rule's look-behind: a superset of the mentions the renderer resolves.
+_MENTION_AT = re.compile(r"@_?\*\*(?P<match>[^\*]+)\*\*")
+
+
+def mentioned_names(content: str) -> tuple[set[int], set[str]] | None:
+    """The user ids and lower-cased names ``content``'s user mentions can refer to, or
+    None when one is a name that is not ASCII (``_NAMED_USERS``)."""
+    ids: set[int] = set()
+    names: set[str] = set()
+    at = content.find("@")
+    while at != -1:
+        m = _MENTION_AT.match(content, at)
+        if m is not None:
+            name = m.group("match")
+            by_id = MENTION_ID_RE.match(name)
+            if by_id is not None:
+                ids.add(int(by_id.group("user_id")))
+            elif name not in STREAM_WILDCARDS and name not in TOPIC_WILDCARDS:
+                if not name.isascii():
+                    return None
+                names.add(name.lower())
+        at = content.find("@", at + 1)
+    return ids, names
+
+
+async def _mentionable_users(
+    conn: AsyncConnection, realm_id: int, content: str | None
+) -> list[MentionableUser]:
+    """The realm's users, in id order (the first of two with one name wins a mention),
+    or, given the ``content`` to render, those its mentions can name: a send with a
+    mention read all 1,000 users of the benchmark realm through SQLAlchemy (~7 % of the
+    event loop's thread in a flood of sends, py-spy)."""
+    named = mentioned_names(content) if content is not None else None
+    if named is None:
+        rows = await fetch_rows(conn, _ALL_USERS, {"realm_id": realm_id})
+    elif not any(named):
+        return []
+    else:
+        ids, names = named
+        params = {
+            "realm_id": realm_id,
+            "ids": ids_argument(conn, ids),
+            "names": ids_argument(conn, names),
+        }
+        rows = await fetch_rows(conn, _NAMED_USERS(conn), params)
+    return [
+        MentionableUser(id=id, full_name=full_name, email=email, is_active=bool(is_active))
+        for id, full_name, email, is_active in rows
+    ]
 
 
 async def load_render_context(
@@ -35,34 +120,20 @@ async def load_render_context(
     sender's emoticon setting. ``alert_words`` are every recipient's words together; the
     caller matches each recipient's own words against the result.
 
-    Given the ``content`` to render, only what its syntax can refer to is loaded: users and
-    groups are needed only for mentions (which all contain "@"), streams only for stream
-    links ("#**..."). On a 1,000-user realm the user list alone was a fifth of a send's
-    time (bench/README.md). ``sender_settings`` (``get_json_user_settings``), when the
-    caller has them, save a query."""
+    Given the ``content`` to render, only what its syntax can refer to is loaded: the users
+    its user mentions can name (``_mentionable_users``), groups only for a group mention
+    ("@*..."), streams only for stream links ("#**..."). On a 1,000-user realm the user
+    list alone was a fifth of a send's time (bench/README.md). ``sender_settings``
+    (``get_json_user_settings``), when the caller has them, save a query."""
     mentions = content is None or "@" in content
     stream_links = content is None or "#" in content
-    users = (
-        []
-        if not mentions
-        else [
-            MentionableUser(id=r.id, full_name=r.full_name, email=r.email, is_active=r.is_active)
-            for r in await conn.execute(
-                sa.select(
-                    user_profile.c.id,
-                    user_profile.c.full_name,
-                    user_profile.c.email,
-                    user_profile.c.is_active,
-                )
-                .where(user_profile.c.realm_id == realm.id)
-                .order_by(user_profile.c.id)
-            )
-        ]
-    )
-    # Zulip 8.0 does not let messages mention system groups ("role:members" ...).
+    users = await _mentionable_users(conn, realm.id, content) if mentions else []
+    # Zulip 8.0 does not let messages mention system groups ("role:members" ...). A group
+    # mention is "@*name*" or "@_*name*".
+    group_mentions = content is None or "@*" in content or "@_*" in content
     groups = (
         []
-        if not mentions
+        if not group_mentions
         else [
             MentionableGroup(id=r.id, name=r.name)
             for r in await conn.execute(

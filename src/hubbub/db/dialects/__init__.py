@@ -42,6 +42,6 @@ class PerDialect(Generic[T]):
         return statement
 
 
-def ids_argument(conn: AsyncConnection, ids: Collection[int]) -> Any:
+def ids_argument(conn: AsyncConnection, ids: Collection[int] | Collection[str]) -> Any:
     """The value of an ``in_ids`` parameter on ``conn``'s database."""
     return for_name(conn.dialect.name).ids_argument(ids)

@@ -118,7 +118,7 @@ def in_ids(column: sa.ColumnElement[int], key: str) -> sa.ColumnElement[bool]:
     return column == sa.any_(sa.bindparam(key, type_=ARRAY(column.type)))
 
 
-def ids_argument(ids: Collection[int]) -> list[int]:
+def ids_argument(ids: Collection[Any]) -> list[Any]:
     return sorted(ids)
 
 

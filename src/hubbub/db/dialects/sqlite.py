@@ -340,7 +340,7 @@ def in_ids(column: sa.ColumnElement[int], key: str) -> sa.ColumnElement[bool]:
     return column.in_(sa.select(values.c.value))
 
 
-def ids_argument(ids: Collection[int]) -> str:
+def ids_argument(ids: Collection[Any]) -> str:
     return json.dumps(sorted(ids))
 
 
