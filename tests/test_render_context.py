@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from hubbub.queries.render_context import mentioned_names
-from tests.api.test_send_message import _message
-from tests.helpers import TestEnv
+from hubbub.markdown.mentions import user_mention_targets
+from hubbub.queries.render_context import load_render_context
+from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import message_flags, send_stream_message
 
 
@@ -27,8 +27,34 @@ from tests.messages_helpers import message_flags, send_stream_message
         ("not ASCII @**Émile**", None),
     ],
 )
-def test_mentioned_names(content: str, expected: tuple[set[int], set[str]] | None) -> None:
-    assert mentioned_names(content) == expected
+def test_user_mention_targets(content: str, expected: tuple[set[int], set[str]] | None) -> None:
+    assert user_mention_targets(content) == expected
+
+
+async def _rendered(env: TestEnv, message_id: int) -> str:
+    body = assert_success(await env.client("hamlet").get(f"/messages/{message_id}"))
+    return str(body["message"]["content"])
+
+
+async def test_only_the_users_a_message_names_are_loaded(env: TestEnv) -> None:
+    users = env.users
+    hamlet, othello = users["hamlet"], users["othello"]
+    async with env.services.db.read() as conn:
+
+        async def loaded(content: str) -> list[int]:
+            ctx = await load_render_context(conn, env.realm, hamlet, content=content)
+            return [user.id for user in ctx.users]
+
+        assert await loaded(f"@**othello** @**Iago|{users['iago'].id}**") == sorted(
+            [othello.id, users["iago"].id]
+        )
+        assert await loaded("mail a@b.c, @**all**") == []
+        # A name that is not ASCII: every user of the realm.
+        assert len(await loaded("@**Émile**")) == len(users)
+        assert len(await loaded("no mention at all")) == 0
+        # No content (the renderer's preview of anything): every user.
+        ctx = await load_render_context(conn, env.realm, hamlet)
+        assert len(ctx.users) == len(users)
 
 
 async def test_mentions_name_the_same_users_as_before(env: TestEnv) -> None:
@@ -47,10 +73,7 @@ async def test_mentions_name_the_same_users_as_before(env: TestEnv) -> None:
     message_id = await send_stream_message(env, "hamlet", "Denmark", "hi @**othello**")
     flags = await message_flags(env, message_id)
     assert (flags[users["othello"].id], flags[twin.id]) == (8, 0)
-    assert (
-        f'data-user-id="{users["othello"].id}">@Othello<'
-        in (await _message(env, message_id)).rendered_content
-    )
+    assert f'data-user-id="{users["othello"].id}">@Othello<' in await _rendered(env, message_id)
 
     message_id = await send_stream_message(
         env, "hamlet", "Denmark", f"@**Othello|{twin.id}** @**émile zola** @**kate**"
@@ -65,4 +88,4 @@ async def test_mentions_name_the_same_users_as_before(env: TestEnv) -> None:
         env, "hamlet", "Denmark", f"@**Nobody** @**Stranger|{stranger.id}** @**Stranger**"
     )
     assert not any(bits & 8 for bits in (await message_flags(env, message_id)).values())
-    assert "user-mention" not in (await _message(env, message_id)).rendered_content
+    assert "user-mention" not in await _rendered(env, message_id)

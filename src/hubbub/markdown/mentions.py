@@ -11,7 +11,11 @@ from markdown_it.rules_inline import StateInline
 from hubbub.markdown.state import ctx_of, push_html, result_of
 
 _BEFORE = r"(?<![^\s'\"\(,:<])"
-USER_MENTION_RE = re.compile(_BEFORE + r"@(?P<silent>_?)\*\*(?P<match>[^\*]+)\*\*")
+_USER_MENTION = r"@(?P<silent>_?)\*\*(?P<match>[^\*]+)\*\*"
+USER_MENTION_RE = re.compile(_BEFORE + _USER_MENTION)
+# The same without the look-behind: matched at every "@" of a whole message, it finds a
+# superset of the mentions the rule resolves (``user_mention_targets``).
+_USER_MENTION_ANYWHERE_RE = re.compile(_USER_MENTION)
 GROUP_MENTION_RE = re.compile(_BEFORE + r"@(?P<silent>_?)\*(?P<match>[^\*]+)\*")
 STREAM_TOPIC_RE = re.compile(_BEFORE + r"#\*\*(?P<stream>[^\*>]+)>(?P<topic>[^\*]+)\*\*")
 STREAM_RE = re.compile(_BEFORE + r"#\*\*(?P<stream>[^\*]+)\*\*")
@@ -19,6 +23,34 @@ MENTION_ID_RE = re.compile(r"(?P<full_name>.+)?\|(?P<user_id>\d+)$")
 
 STREAM_WILDCARDS = ("all", "everyone", "stream")
 TOPIC_WILDCARDS = ("topic",)
+
+
+def user_mention_targets(content: str) -> tuple[set[int], set[str]] | None:
+    """The user ids and lower-cased names the user mentions in ``content`` can refer to
+    (a superset: in code spans too, and wherever a mention starts inside a longer
+    match), for loading only those users; None when a name is not ASCII, which only a
+    lookup with Python's ``str.lower`` can match (``queries/render_context.py``)."""
+    ids: set[int] = set()
+    names: set[str] = set()
+    at = content.find("@")
+    while at != -1:
+        m = _USER_MENTION_ANYWHERE_RE.match(content, at)
+        if m is not None:
+            name = m.group("match")
+            by_id = MENTION_ID_RE.match(name)
+            if by_id is not None:
+                ids.add(int(by_id.group("user_id")))
+            elif name not in STREAM_WILDCARDS and name not in TOPIC_WILDCARDS:
+                if not name.isascii():
+                    return None
+                names.add(name.lower())
+        at = content.find("@", at + 1)
+    return ids, names
+
+
+def may_mention_groups(content: str) -> bool:
+    """Whether ``content`` can hold a group mention ("@*name*" or "@_*name*")."""
+    return "@*" in content or "@_*" in content
 
 
 def user_mention(state: StateInline, silent: bool) -> bool:

@@ -3,7 +3,6 @@ never touches the database)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,7 +18,7 @@ from hubbub.markdown import (
     MentionableUser,
     RenderContext,
 )
-from hubbub.markdown.mentions import MENTION_ID_RE, STREAM_WILDCARDS, TOPIC_WILDCARDS
+from hubbub.markdown.mentions import may_mention_groups, user_mention_targets
 from hubbub.models import Realm, User
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.user_settings import get_json_user_settings
@@ -35,11 +34,12 @@ _ALL_USERS = (
     .where(user_profile.c.realm_id == sa.bindparam("realm_id"))
     .order_by(user_profile.c.id)
 )
-# The users a message's mentions can name: by id, or by a name equal to one of them
-# ignoring case. ``lower()`` is the database's: ASCII letters only on SQLite, so a name is
-# looked up this way only when it is ASCII, and a stored name with the one non-ASCII
-# character whose lower case is ASCII (U+212A KELVIN SIGN, "k") is always read: the rows
-# are then a superset of the ones the renderer's own ``str.lower`` match picks.
+# The users a message's mentions can name (``user_mention_targets``): by id, or by a
+# name equal to one of them ignoring case. ``lower()`` is the database's: ASCII letters
+# only on SQLite, so a name is looked up this way only when it is ASCII, and a stored
+# name with the one non-ASCII character whose lower case is ASCII (U+212A KELVIN SIGN,
+# "k") is always read: the rows are then a superset of the ones the renderer's own
+# ``str.lower`` match picks.
 _NAMED_USERS = PerDialect(
     lambda dialect: (
         sa.select(*_USER_COLUMNS)
@@ -54,30 +54,6 @@ _NAMED_USERS = PerDialect(
         .order_by(user_profile.c.id)
     )
 )
-# What a user mention names (``markdown/mentions.py``), found at every "@" without the
-# rule's look-behind: a superset of the mentions the renderer resolves.
-_MENTION_AT = re.compile(r"@_?\*\*(?P<match>[^\*]+)\*\*")
-
-
-def mentioned_names(content: str) -> tuple[set[int], set[str]] | None:
-    """The user ids and lower-cased names ``content``'s user mentions can refer to, or
-    None when one is a name that is not ASCII (``_NAMED_USERS``)."""
-    ids: set[int] = set()
-    names: set[str] = set()
-    at = content.find("@")
-    while at != -1:
-        m = _MENTION_AT.match(content, at)
-        if m is not None:
-            name = m.group("match")
-            by_id = MENTION_ID_RE.match(name)
-            if by_id is not None:
-                ids.add(int(by_id.group("user_id")))
-            elif name not in STREAM_WILDCARDS and name not in TOPIC_WILDCARDS:
-                if not name.isascii():
-                    return None
-                names.add(name.lower())
-        at = content.find("@", at + 1)
-    return ids, names
 
 
 async def _mentionable_users(
@@ -87,13 +63,13 @@ async def _mentionable_users(
     or, given the ``content`` to render, those its mentions can name: a send with a
     mention read all 1,000 users of the benchmark realm through SQLAlchemy (~7 % of the
     event loop's thread in a flood of sends, py-spy)."""
-    named = mentioned_names(content) if content is not None else None
-    if named is None:
+    targets = user_mention_targets(content) if content is not None else None
+    if targets is None:
         rows = await fetch_rows(conn, _ALL_USERS, {"realm_id": realm_id})
-    elif not any(named):
-        return []
     else:
-        ids, names = named
+        ids, names = targets
+        if not ids and not names:
+            return []
         params = {
             "realm_id": realm_id,
             "ids": ids_argument(conn, ids),
@@ -125,15 +101,12 @@ async def load_render_context(
     ("@*..."), streams only for stream links ("#**..."). On a 1,000-user realm the user
     list alone was a fifth of a send's time (bench/README.md). ``sender_settings``
     (``get_json_user_settings``), when the caller has them, save a query."""
-    mentions = content is None or "@" in content
     stream_links = content is None or "#" in content
-    users = await _mentionable_users(conn, realm.id, content) if mentions else []
-    # Zulip 8.0 does not let messages mention system groups ("role:members" ...). A group
-    # mention is "@*name*" or "@_*name*".
-    group_mentions = content is None or "@*" in content or "@_*" in content
+    users = await _mentionable_users(conn, realm.id, content)
+    # Zulip 8.0 does not let messages mention system groups ("role:members" ...).
     groups = (
         []
-        if not group_mentions
+        if content is not None and not may_mention_groups(content)
         else [
             MentionableGroup(id=r.id, name=r.name)
             for r in await conn.execute(

@@ -42,6 +42,7 @@ class PerDialect(Generic[T]):
         return statement
 
 
-def ids_argument(conn: AsyncConnection, ids: Collection[int] | Collection[str]) -> Any:
-    """The value of an ``in_ids`` parameter on ``conn``'s database."""
+def ids_argument(conn: AsyncConnection, ids: Collection[Any]) -> Any:
+    """The value of an ``in_ids`` parameter on ``conn``'s database (ids, or strings such
+    as lower-cased names)."""
     return for_name(conn.dialect.name).ids_argument(ids)
