@@ -11,6 +11,10 @@ calls of one kind through httpx's ASGITransport:
 - ``register``: ``POST /register`` with no parameters (the full initial state);
 - ``fetch``: ``GET /messages`` on a stream + topic narrow, 100 messages;
 - ``search``: ``GET /messages`` searching ``--term``, the newest 50 matches;
+- ``presence``: ``POST /users/me/presence``, whose answer holds every user's presence;
+- ``poll``: a long-poll's re-arm (``GET /events``, ``dont_block``);
+- ``me``: ``GET /users/me``, what any request costs (the way in, authentication, a
+  small answer);
 - ``fanout``: every user holds a long-poll (``event_types`` message); one call is a
   ``POST /messages`` to "big" until every poll has its answer. The polls are driven
   as bare ASGI calls (no HTTP client), so the time is the server's own work.
@@ -57,7 +61,18 @@ from hubbub.server import settle_memory
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 
-KINDS = ("small", "big", "dm", "register", "fetch", "search", "presence", "poll", "fanout")
+KINDS = (
+    "small",
+    "big",
+    "dm",
+    "register",
+    "fetch",
+    "search",
+    "presence",
+    "poll",
+    "me",
+    "fanout",
+)
 NARROW = '[{"operator":"stream","operand":"small"},{"operator":"topic","operand":"t1"}]'
 
 
@@ -280,6 +295,8 @@ async def measure(
                 response = await http.post(
                     "/api/v1/users/me/presence", data={"status": "active", "new_user_input": "true"}
                 )
+            elif args.kind == "me":  # what every request costs: the way in, authentication
+                response = await http.get("/api/v1/users/me")
             elif args.kind == "poll":  # a long-poll's re-arm, without the wait
                 response = await http.get(
                     "/api/v1/events",

@@ -15,11 +15,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from hubbub.api.body_limit import BodySizeLimit
-from hubbub.api.events_shortcut import EventsShortcut
+from hubbub.api.body_limit import BodySizeLimit, upload_limit
+from hubbub.api.direct import DirectApi
 from hubbub.api.openapi_doc import openapi_routes
 from hubbub.api.responses import json_error
-from hubbub.api.routes import build_routes
+from hubbub.api.routes import build_router
 from hubbub.api.uploads import upload_routes
 from hubbub.errors import ApiError, InternalServerError, MethodNotAllowedError, NotFoundError
 from hubbub.services import Services, build_services
@@ -48,14 +48,15 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 class HubbubApp(Starlette):
-    """Starlette, with long-polls taken before its middleware (``api/events_shortcut.py``)."""
+    """Starlette, with the API's requests taken before its middleware (``api/direct.py``)."""
 
-    events: EventsShortcut
+    api: DirectApi
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if EventsShortcut.takes(scope):
+        found = self.api.find(scope)
+        if found is not None:
             scope["app"] = self
-            await self.events.serve(scope, receive, send)
+            await self.api.serve(scope, receive, send, found)
         else:
             await super().__call__(scope, receive, send)
 
@@ -80,13 +81,13 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
     configure_uploads(settings)
     app = HubbubApp(
         # File downloads live at the site's root (/user_uploads/...), not under /api/v1.
-        routes=[*build_routes(), *openapi_routes(), *upload_routes()],
+        routes=[*openapi_routes(), *upload_routes()],
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
         middleware=[
             Middleware(BodySizeLimit, max_upload_mib=settings.max_file_upload_mib),
         ],
         lifespan=lifespan,
     )
-    app.events = EventsShortcut()
+    app.api = DirectApi(build_router(), upload_limit(settings.max_file_upload_mib))
     app.state.services = services
     return app

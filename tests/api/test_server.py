@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from hubbub.api import users as users_api
 from hubbub.db.tables import realm as realm_table
-from tests.helpers import TestEnv, assert_error, assert_success
+from tests.helpers import TestEnv, assert_error, assert_success, basic_auth
 
 
 async def test_server_settings(env: TestEnv) -> None:
@@ -110,3 +110,60 @@ async def test_boolean_parameters_need_json(env: TestEnv) -> None:
     assert_error(
         await client.get("/users", {"client_gravatar": "1"}), "client_gravatar is not a boolean"
     )
+
+
+async def test_api_paths_are_routed_by_hubbub_not_starlette(env: TestEnv) -> None:
+    """``api/direct.py`` finds the endpoint itself: literal paths, templates with their
+    parameters converted (an id that is not a number is no route, a JSON 404), HEAD where
+    GET is served, 405 with the path's methods, and a proxy's ``root_path``."""
+    hamlet = env.users["hamlet"]
+    client = env.client("hamlet")
+    assert assert_success(await client.get(f"/users/{hamlet.id}"))["user"]["user_id"] == hamlet.id
+    assert assert_success(await client.get(f"/users/{hamlet.email}"))["user"]["user_id"] == (
+        hamlet.id
+    )
+    response = await client.request("HEAD", "/users/me")
+    assert response.status_code == 200 and response.content == b""
+    response = await client.post("/messages/nope/reactions", {"emoji_name": "smile"})
+    assert response.status_code == 404
+    assert response.json() == {"result": "error", "msg": "Not Found"}
+    response = await client.request("PUT", "/messages/1/reactions")
+    assert response.status_code == 405
+    assert response.json()["allowed_methods"] == ["DELETE", "POST"]
+    # A trailing slash is another path, as in Zulip (no redirect).
+    assert (await client.get("/users/me/")).status_code == 404
+    # Behind a proxy that mounts the server under a prefix (uvicorn --root-path), the
+    # prefix is not part of the route.
+    import httpx
+
+    transport = httpx.ASGITransport(app=env.app, root_path="/chat")
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+        response = await http.get(
+            "/chat/api/v1/users/me",
+            headers={"Authorization": basic_auth(hamlet.delivery_email, hamlet.api_key)},
+        )
+    assert assert_success(response)["user_id"] == hamlet.id
+
+
+async def test_form_bodies_are_utf8_and_bounded(env: TestEnv) -> None:
+    """A url-encoded body is UTF-8, escaped or not (as Django reads it; ``curl -d``
+    sends the bytes as they are), and more than 1,000 fields are refused, changing
+    nothing."""
+    hamlet = env.users["hamlet"]
+    client = env.client("iago", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    response = await client.request(
+        "PATCH", f"/users/{hamlet.id}", content="full_name=Zo%C3%AB+Ren%C3%A9e"
+    )
+    assert_success(response)
+    assert (await env.reload(hamlet)).full_name == "Zoë Renée"
+    response = await client.request(
+        "PATCH", f"/users/{hamlet.id}", content="full_name=Jos\u00e9 Ng".encode()
+    )
+    assert_success(response)
+    assert (await env.reload(hamlet)).full_name == "José Ng"
+    many = "&".join(f"f{i}=x" for i in range(1001))
+    response = await client.request(
+        "PATCH", f"/users/{hamlet.id}", content=f"full_name=Changed&{many}"
+    )
+    assert_error(response, "Malformed request body")
+    assert (await env.reload(hamlet)).full_name == "José Ng"

@@ -382,7 +382,7 @@ async def test_memory_queues_survive_a_restart(settings: Settings) -> None:
 
 
 async def test_events_arguments_from_the_query_or_a_form_body(env: TestEnv) -> None:
-    """``GET /events`` has its own way in (``api/events_shortcut.py``) for arguments in the
+    """``GET /events`` has its own way in (``api/direct.py``) for arguments in the
     query string; arguments in a form body take the usual route. Both answer alike."""
     import httpx
 

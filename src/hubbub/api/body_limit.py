@@ -22,32 +22,54 @@ MULTIPART_ALLOWANCE = MIB
 
 
 class BodySizeLimit:
+    """The bound as middleware, for the routes Starlette serves (file downloads, the API
+    document); the API's own requests apply it in ``api/direct.py``."""
+
     def __init__(self, app: ASGIApp, *, max_upload_mib: int) -> None:
         self.app = app
-        self.upload_limit = max_upload_mib * MIB + MULTIPART_ALLOWANCE
+        self.upload_limit = upload_limit(max_upload_mib)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.upload_limit if scope["path"] in UPLOAD_PATHS else MAX_BODY_BYTES
-        declared = _content_length(scope)
-        if declared is not None and declared > limit:
+        limit = body_limit(scope, self.upload_limit)
+        if over_declared_limit(scope, limit):
             await json_error(RequestTooLargeError(limit))(scope, receive, send)
             return
-        received = 0
+        await self.app(scope, limited_receive(receive, limit), send)
 
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    # Raised inside the application's body reading; dispatch answers 413.
-                    raise RequestTooLargeError(limit)
-            return message
 
-        await self.app(scope, limited_receive, send)
+def upload_limit(max_upload_mib: int) -> int:
+    return max_upload_mib * MIB + MULTIPART_ALLOWANCE
+
+
+def body_limit(scope: Scope, upload_limit: int) -> int:
+    """The largest body ``scope``'s request may have."""
+    return upload_limit if scope["path"] in UPLOAD_PATHS else MAX_BODY_BYTES
+
+
+def over_declared_limit(scope: Scope, limit: int) -> bool:
+    """Whether the request's ``Content-Length`` says its body is over ``limit``."""
+    declared = _content_length(scope)
+    return declared is not None and declared > limit
+
+
+def limited_receive(receive: Receive, limit: int) -> Receive:
+    """``receive``, raising ``RequestTooLargeError`` once the body passes ``limit``."""
+    received = 0
+
+    async def receive_limited() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                # Raised inside the application's body reading; dispatch answers 413.
+                raise RequestTooLargeError(limit)
+        return message
+
+    return receive_limited
 
 
 def _content_length(scope: Scope) -> int | None:
