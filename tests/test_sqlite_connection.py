@@ -94,9 +94,8 @@ async def test_connections_go_back_to_their_pool_without_a_task(
         async with db.read() as conn:
             await conn.execute(sa.text("SELECT * FROM no_such_table"))
     assert tasks == []
-    # The reader went back to its pool after the failure (the pool is not exhausted).
-    pool = db.read_engine.sync_engine.pool
-    assert pool.checkedout() == 0  # type: ignore[attr-defined]
+    # The reader was kept for the next read after the failure (none is in use).
+    assert db.kept_readers is not None and db.kept_readers.in_use == 0
     async with db.write() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 4
     # An invalidated writer is closed the SQLAlchemy way, and the next write reconnects.
@@ -162,8 +161,7 @@ async def test_a_cancelled_read_gives_its_connection_back(db: Database) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    pool = db.read_engine.sync_engine.pool
-    assert pool.checkedout() == 0  # type: ignore[attr-defined]
+    assert db.kept_readers is not None and db.kept_readers.in_use == 0
     async with db.read() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 3
 
@@ -246,3 +244,65 @@ async def test_commits_leave_checkpoints_to_the_background_job(
     assert database_file.stat().st_size > size_before + 2000 * 3000
     async with db.read() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM big"))).scalar() == 2000
+
+
+async def test_read_connections_are_kept_between_transactions(db: Database) -> None:
+    """A read transaction takes the connection the last one gave back: no checkout from
+    SQLAlchemy's pool and no close (``db/kept_readers.py``); the pool's bound holds, a
+    transaction past it waits for the next connection given back, first come first
+    served, and a connection that cannot be reused is closed and its place freed."""
+    kept = db.kept_readers
+    assert kept is not None
+    async with db.read() as conn:
+        first = await conn.get_raw_connection()
+    async with db.read() as conn:
+        assert await conn.get_raw_connection() is first
+        assert kept.in_use == 1
+    assert kept.in_use == 0 and kept.opened == 1
+
+    kept.limit = 2
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def hold(name: str) -> None:
+        async with db.read() as conn:
+            order.append(name)  # in the order the connections were handed out
+            await conn.execute(sa.text("SELECT count(*) FROM t"))
+            await release.wait()
+
+    holders = [asyncio.create_task(hold(name)) for name in ("a", "b")]
+    await asyncio.sleep(0.05)
+    assert kept.opened == 2 and kept.in_use == 2
+    waiting = [asyncio.create_task(hold(name)) for name in ("c", "d", "e")]
+    await asyncio.sleep(0.05)
+    assert order == ["a", "b"] and kept.opened == 2
+    # A waiter that leaves (its request cancelled) passes its turn on.
+    waiting[0].cancel()
+    release.set()
+    await asyncio.gather(*holders, *waiting[1:])
+    assert order == ["a", "b", "d", "e"] and kept.opened == 2 and kept.in_use == 0
+
+    # A transaction that waits too long fails as the pool's wait did.
+    kept.timeout = 0.05
+    blocked = asyncio.Event()
+    release.clear()
+    holders = [asyncio.create_task(hold(name)) for name in ("f", "g")]
+    await asyncio.sleep(0.05)
+    with pytest.raises(TimeoutError):
+        async with db.read():
+            blocked.set()
+    assert not blocked.is_set()
+    release.set()
+    await asyncio.gather(*holders)
+    assert kept.in_use == 0
+
+    # An invalidated connection is closed, and its place goes to the next transaction.
+    with pytest.raises(sa.exc.SQLAlchemyError):
+        async with db.read() as conn:
+            await conn.invalidate()
+            await conn.execute(sa.text("SELECT 1"))
+    assert kept.opened == 1 and kept.in_use == 0
+    async with db.read() as conn:
+        assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 3
+    await db.dispose()
+    assert kept.opened == 0 and kept.idle == []

@@ -14,6 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from hubbub.db import dialects
+from hubbub.db.kept_readers import KeptReaders
 
 
 class DatabaseUnavailableError(RuntimeError):
@@ -49,8 +50,21 @@ class Database:
             if self.dialect.READ_EXECUTION_OPTIONS
             else self.engine
         )
+        # SQLite's write transactions, marked for its BEGIN IMMEDIATE once (setting the
+        # option on each connection was a greenlet call, ~40 µs a transaction).
+        self._serial_write_engine: AsyncEngine = self.write_engine.execution_options(
+            hubbub_write=True
+        )
         self._write_lock = asyncio.Lock() if self.dialect.SERIALIZE_WRITES else None
         self._closes_inline: bool = self.dialect.closes_inline(self.url)
+        # SQLite's readers stay open between read transactions (``db/kept_readers.py``),
+        # as many as its pool allows.
+        self.kept_readers: KeptReaders | None = None
+        if self.is_sqlite and self._closes_inline:
+            pool = self.dialect.ENGINE_KWARGS
+            self.kept_readers = KeptReaders(
+                self.read_engine, pool["pool_size"] + pool["max_overflow"], pool["pool_timeout"]
+            )
 
     @property
     def is_sqlite(self) -> bool:
@@ -60,8 +74,17 @@ class Database:
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A read transaction (SQLite: one snapshot; PostgreSQL: each statement its own
         snapshot, as READ COMMITTED gives, without BEGIN and COMMIT)."""
-        async with self._transaction(self.read_engine) as conn:
-            yield conn
+        kept = self.kept_readers
+        if kept is None:
+            async with self._transaction(self.read_engine) as conn:
+                yield conn
+            return
+        conn = await kept.take()
+        try:
+            async with conn.begin():
+                yield conn
+        finally:
+            await kept.give_back(conn)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -74,19 +97,15 @@ class Database:
             async with self._transaction(self.engine) as conn:
                 yield conn
             return
-        async with self._write_lock, self._transaction(self.write_engine, write=True) as conn:
+        async with self._write_lock, self._transaction(self._serial_write_engine) as conn:
             yield conn
 
     @asynccontextmanager
-    async def _transaction(
-        self, engine: AsyncEngine, *, write: bool = False
-    ) -> AsyncIterator[AsyncConnection]:
+    async def _transaction(self, engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
         """A connection of ``engine`` in a transaction, given back when the block ends
-        (``_give_back``); ``write``: SQLite's writer, whose transaction is BEGIN IMMEDIATE."""
+        (``_give_back``)."""
         conn = await engine.connect()
         try:
-            if write:
-                await conn.execution_options(hubbub_write=True)
             async with conn.begin():
                 yield conn
         finally:
@@ -135,6 +154,8 @@ class Database:
         await self.dialect.checkpoint(self.url)
 
     async def dispose(self) -> None:
+        if self.kept_readers is not None:
+            await self.kept_readers.close()
         await self.engine.dispose()
         if self.write_engine is not self.engine:
             await self.write_engine.dispose()
