@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import ModuleType
@@ -75,16 +75,14 @@ class Database:
         """A read transaction (SQLite: one snapshot; PostgreSQL: each statement its own
         snapshot, as READ COMMITTED gives, without BEGIN and COMMIT)."""
         kept = self.kept_readers
+        take: Callable[[], Awaitable[AsyncConnection]]
+        give_back: Callable[[AsyncConnection], Awaitable[None]]
         if kept is None:
-            async with self._transaction(self.read_engine) as conn:
-                yield conn
-            return
-        conn = await kept.take()
-        try:
-            async with conn.begin():
-                yield conn
-        finally:
-            await kept.give_back(conn)
+            take, give_back = self.read_engine.connect, self._give_back
+        else:
+            take, give_back = kept.take, kept.give_back
+        async with self._transaction(take, give_back) as conn:
+            yield conn
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -94,28 +92,35 @@ class Database:
         BEGIN IMMEDIATE so that a writer in another process makes us wait, not fail.
         """
         if self._write_lock is None:
-            async with self._transaction(self.engine) as conn:
+            async with self._transaction(self.engine.connect, self._give_back) as conn:
                 yield conn
             return
-        async with self._write_lock, self._transaction(self._serial_write_engine) as conn:
+        async with (
+            self._write_lock,
+            self._transaction(self._serial_write_engine.connect, self._give_back) as conn,
+        ):
             yield conn
 
     @asynccontextmanager
-    async def _transaction(self, engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-        """A connection of ``engine`` in a transaction, given back when the block ends
-        (``_give_back``)."""
-        conn = await engine.connect()
+    async def _transaction(
+        self,
+        take: Callable[[], Awaitable[AsyncConnection]],
+        give_back: Callable[[AsyncConnection], Awaitable[None]],
+    ) -> AsyncIterator[AsyncConnection]:
+        """A connection from ``take`` in a transaction, handed to ``give_back`` when the
+        block ends."""
+        conn = await take()
         try:
             async with conn.begin():
                 yield conn
         finally:
-            await self._give_back(conn)
+            await give_back(conn)
 
     async def _give_back(self, conn: AsyncConnection) -> None:
         """Return ``conn`` to its pool, directly when its close never suspends, without
-        the turn of the loop that SQLAlchemy's ``async with`` spends on it: with the
-        single writer still held, for SQLite's writer; for every read transaction, for its
-        readers.
+        the turn of the loop that SQLAlchemy's ``async with`` spends on it, with the
+        single writer still held, for SQLite's writer (its readers are kept open instead:
+        ``db/kept_readers.py``).
 
         SQLAlchemy closes a connection in a task of its own, so that a cancelled caller
         cannot abandon the close half-way. On SQLite (``closes_inline``), once its
