@@ -382,8 +382,9 @@ async def test_memory_queues_survive_a_restart(settings: Settings) -> None:
 
 
 async def test_events_arguments_from_the_query_or_a_form_body(env: TestEnv) -> None:
-    """``GET /events`` has its own way in (``api/direct.py``) for arguments in the
-    query string; arguments in a form body take the usual route. Both answer alike."""
+    """A request without a body has its arguments read from the query string alone
+    (``api/direct.py``); arguments in a form body are read by ``read_arguments``. Both
+    answer alike."""
     import httpx
 
     from tests.helpers import API, basic_auth

@@ -33,29 +33,28 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = body_limit(scope, self.upload_limit)
-        if over_declared_limit(scope, limit):
-            await json_error(RequestTooLargeError(limit))(scope, receive, send)
+        limited = limit_body(scope, receive, self.upload_limit)
+        if isinstance(limited, RequestTooLargeError):
+            await json_error(limited)(scope, receive, send)
             return
-        await self.app(scope, limited_receive(receive, limit), send)
+        await self.app(scope, limited, send)
 
 
 def upload_limit(max_upload_mib: int) -> int:
     return max_upload_mib * MIB + MULTIPART_ALLOWANCE
 
 
-def body_limit(scope: Scope, upload_limit: int) -> int:
-    """The largest body ``scope``'s request may have."""
-    return upload_limit if scope["path"] in UPLOAD_PATHS else MAX_BODY_BYTES
-
-
-def over_declared_limit(scope: Scope, limit: int) -> bool:
-    """Whether the request's ``Content-Length`` says its body is over ``limit``."""
+def limit_body(scope: Scope, receive: Receive, upload_limit: int) -> Receive | RequestTooLargeError:
+    """``receive`` bounded for ``scope``'s request, or the error to answer at once when its
+    ``Content-Length`` is over the bound already."""
+    limit = upload_limit if scope["path"] in UPLOAD_PATHS else MAX_BODY_BYTES
     declared = _content_length(scope)
-    return declared is not None and declared > limit
+    if declared is not None and declared > limit:
+        return RequestTooLargeError(limit)
+    return _limited_receive(receive, limit)
 
 
-def limited_receive(receive: Receive, limit: int) -> Receive:
+def _limited_receive(receive: Receive, limit: int) -> Receive:
     """``receive``, raising ``RequestTooLargeError`` once the body passes ``limit``."""
     received = 0
 

@@ -49,15 +49,15 @@ class ApiRoute:
     """One path's endpoints, by method."""
 
     by_method: dict[str, Endpoint]
-    # Zulip lists HEAD wherever GET is served.
-    allowed: list[str]
 
     def endpoint_for(self, method: str) -> Endpoint:
         ep = self.by_method.get(method)
         if ep is None and method == "HEAD":
             ep = self.by_method.get("GET")
         if ep is None:
-            raise MethodNotAllowedError(self.allowed)
+            # Zulip lists HEAD wherever GET is served.
+            head = ["HEAD"] if "GET" in self.by_method else []
+            raise MethodNotAllowedError(sorted(self.by_method) + head)
         return ep
 
 
@@ -84,10 +84,7 @@ class ApiRouter:
         # Literal paths ("/users/me") win over templates ("/users/{email}"); templates
         # with fewer parameters first.
         for path in sorted(grouped, key=lambda p: p.count("{")):
-            by_method = grouped[path]
-            route = ApiRoute(
-                by_method, sorted(by_method) + (["HEAD"] if "GET" in by_method else [])
-            )
+            route = ApiRoute(grouped[path])
             if "{" not in path:
                 self.literal[API_PREFIX + path] = route
                 continue
