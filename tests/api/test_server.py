@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from urllib.parse import parse_qsl
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hubbub.api import users as users_api
+from hubbub.api.endpoint import parse_fields
 from hubbub.db.tables import realm as realm_table
+from hubbub.errors import JsonableError
 from tests.helpers import TestEnv, assert_error, assert_success, basic_auth
 
 
@@ -167,3 +172,37 @@ async def test_form_bodies_are_utf8_and_bounded(env: TestEnv) -> None:
     )
     assert_error(response, "Malformed request body")
     assert (await env.reload(hamlet)).full_name == "José Ng"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="ab+%=2Cé;\x00 ", max_size=6),
+            st.sampled_from(["", "=", "=%", "=%zz", "=%C3%A9", "=%ff", "=a+b", "=%2B"]),
+            st.text(alphabet="xy+%=3Aé&", max_size=6),
+        ),
+        max_size=6,
+    )
+)
+def test_fields_are_read_as_the_standard_library_reads_them(
+    parts: list[tuple[str, str, str]],
+) -> None:
+    """``parse_fields`` gives what ``parse_qsl(keep_blank_values=True)`` gives (first value
+    of a name winning), on strings made of the characters that matter to either."""
+    text = "&".join(a + b + c for a, b, c in parts)
+    expected: dict[str, str] = {}
+    for name, value in parse_qsl(text, keep_blank_values=True):
+        expected.setdefault(name, value)
+    got: dict[str, str] = {}
+    parse_fields(text, got)
+    assert got == expected
+
+
+def test_fields_keep_names_already_read_and_are_bounded() -> None:
+    args = {"queue_id": "from the body"}
+    parse_fields("queue_id=1700000000%3A5&last_event_id=7&&dont_block=false", args)
+    assert args == {"queue_id": "from the body", "last_event_id": "7", "dont_block": "false"}
+    parse_fields("&".join(["a=1"] * 1000), {}, max_fields=1000)
+    with pytest.raises(JsonableError, match="Malformed request body"):
+        parse_fields("&".join(["a=1"] * 1001), {}, max_fields=1000)

@@ -20,13 +20,12 @@ Starlette).
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from hubbub.api.body_limit import limit_body
-from hubbub.api.endpoint import Endpoint, dispatch
+from hubbub.api.endpoint import Endpoint, dispatch, read_query
 from hubbub.api.responses import json_error
 from hubbub.api.routes import ApiRoute, ApiRouter
 from hubbub.errors import ApiError, RequestTooLargeError
@@ -63,8 +62,7 @@ class DirectApi:
             # Only the query string to read (as ``read_arguments`` would): most requests
             # are such GETs, a long-poll's re-arm above all.
             args = {}
-            for key, value in parse_qsl(scope["query_string"].decode("latin-1"), True):
-                args.setdefault(key, value)  # the first value wins, as in read_arguments
+            read_query(scope, args)
         else:
             limited = limit_body(scope, receive, self.upload_limit)
             if isinstance(limited, RequestTooLargeError):

@@ -178,10 +178,15 @@ def _fits_int64(value: Any) -> bool:
     return _fits(value, _INT64)
 
 
+_COLLECTIONS = (list, tuple, set, frozenset)
+
+
 def _fits(value: Any, bounds: range) -> bool:
+    if value is None or type(value) is str:  # most values: nothing to look into
+        return True
     if isinstance(value, int):
         return value in bounds
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, _COLLECTIONS):
         return all(_fits(v, bounds) for v in value)
     if isinstance(value, dict):
         return all(_fits(v, bounds) for v in value.values())

@@ -10,16 +10,35 @@ from starlette.responses import Response
 
 from hubbub.errors import ApiError
 
+_CONTENT_TYPE = (b"content-type", b"application/json")
+
 
 class JsonResponse(Response):
+    """A Starlette response of JSON, its headers built directly: Starlette's
+    ``init_headers`` and a later ``headers.update`` cost a long-poll's answer more than
+    encoding its events."""
+
     media_type = "application/json"
 
-    def render(self, content: Any) -> bytes:
-        return orjson.dumps(content)
+    def __init__(
+        self, content: Any, status_code: int = 200, headers: Mapping[str, str] | None = None
+    ) -> None:
+        self.status_code = status_code
+        self.background = None
+        self.body = orjson.dumps(content)
+        self.raw_headers = [(b"content-length", b"%d" % len(self.body)), _CONTENT_TYPE]
+        if headers:
+            self.raw_headers += [
+                (name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in headers.items()
+            ]
 
 
 def json_success(
-    data: Mapping[str, Any] | None = None, *, ignored: list[str] | None = None
+    data: Mapping[str, Any] | None = None,
+    *,
+    ignored: list[str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> JsonResponse:
     body: dict[str, Any] = {"result": "success", "msg": ""}
     if data:
@@ -27,7 +46,7 @@ def json_success(
     if ignored:
         # Zulip 7.0 (feature level 167): unknown parameters are reported, sorted.
         body["ignored_parameters_unsupported"] = sorted(ignored)
-    return JsonResponse(body)
+    return JsonResponse(body, headers=headers)
 
 
 def json_error(error: ApiError, headers: Mapping[str, str] | None = None) -> JsonResponse:
