@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from hubbub.api import users as users_api
 from hubbub.api.endpoint import parse_fields
+from hubbub.api.headers import header
 from hubbub.db.tables import realm as realm_table
 from hubbub.errors import JsonableError
 from tests.helpers import TestEnv, assert_error, assert_success, basic_auth
@@ -206,3 +207,10 @@ def test_fields_keep_names_already_read_and_are_bounded() -> None:
     parse_fields("&".join(["a=1"] * 1000), {}, max_fields=1000)
     with pytest.raises(JsonableError, match="Malformed request body"):
         parse_fields("&".join(["a=1"] * 1001), {}, max_fields=1000)
+
+
+def test_a_header_is_its_first_value_read_from_the_scope() -> None:
+    scope = {"headers": [(b"host", b"a.example"), (b"x-two", b"1"), (b"x-two", b"2")]}
+    assert header(scope, b"host") == "a.example"
+    assert header(scope, b"x-two") == "1"
+    assert header(scope, b"authorization") is None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hubbub.api.headers import header
 from hubbub.api.responses import json_error
 from hubbub.errors import RequestTooLargeError
 
@@ -72,10 +73,11 @@ def _limited_receive(receive: Receive, limit: int) -> Receive:
 
 
 def _content_length(scope: Scope) -> int | None:
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
+    declared = header(scope, b"content-length")
+    if declared is None:
+        return None
+    try:
+        return int(declared)
+    except ValueError:
+        return None
     return None

@@ -23,6 +23,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from hubbub.api.auth import authenticate_on_subdomain, parse_basic_auth, subdomain_from_host
+from hubbub.api.headers import header
 from hubbub.api.params import ParamSpec, build_specs, find_int32_overflow, parse_arguments
 from hubbub.api.responses import json_error, json_success
 from hubbub.credentials import credential_digest
@@ -85,7 +86,9 @@ class ApiRequest:
     @property
     def credential(self) -> str:
         """Digest of the credentials this (database-authenticated) request presented."""
-        return credential_digest(self.my_realm.string_id, header(self.http, b"authorization") or "")
+        return credential_digest(
+            self.my_realm.string_id, header(self.http.scope, b"authorization") or ""
+        )
 
     @property
     def me(self) -> User:
@@ -139,7 +142,7 @@ def client_name(request: Request, args: dict[str, str]) -> str:
     """The ``client`` parameter, else the User-Agent up to its first "/" (as Zulip)."""
     if args.get("client"):
         return args["client"][:30]
-    agent = header(request, b"user-agent") or ""
+    agent = header(request.scope, b"user-agent") or ""
     return agent.split("/", 1)[0].strip()[:30] or "Unspecified"
 
 
@@ -168,7 +171,7 @@ def parse_fields(text: str, into: dict[str, str], *, max_fields: int | None = No
 async def read_arguments(request: Request) -> dict[str, str]:
     """Form body first, then the query string, for every method; the first value wins."""
     args: dict[str, str] = {}
-    content_type = header(request, b"content-type") or ""
+    content_type = header(request.scope, b"content-type") or ""
     if content_type.startswith(_URLENCODED):
         # Not Starlette's form parser (python-multipart's streaming parser, ~3 times the
         # CPU for a send's fields). The body is UTF-8, as Django reads it: Starlette took
@@ -196,16 +199,6 @@ def read_query(scope: Scope, into: dict[str, str]) -> None:
         parse_fields(query.decode("latin-1"), into)
 
 
-def header(request: Request, name: bytes) -> str | None:
-    """One request header (``name`` lowercase, as ASGI servers give them): a scan of the
-    few the request has, without building Starlette's ``Headers`` (every request reads
-    three or four)."""
-    for key, value in request.scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")  # type: ignore[no-any-return]
-    return None
-
-
 def rate_limit_headers(
     limit: int, remaining: int, reset_after: float, now: float
 ) -> dict[str, str]:
@@ -218,13 +211,15 @@ def rate_limit_headers(
 
 def request_subdomain(services: Services, request: Request) -> str:
     """The realm subdomain the request's Host header names."""
-    return subdomain_from_host(header(request, b"host") or "", services.settings.external_host)
+    return subdomain_from_host(
+        header(request.scope, b"host") or "", services.settings.external_host
+    )
 
 
 async def _authenticate(
     conn: AsyncConnection, request: Request, subdomain: str
 ) -> tuple[User, Realm]:
-    authorization = header(request, b"authorization")
+    authorization = header(request.scope, b"authorization")
     if not authorization:
         raise UnauthorizedError()
     email, api_key = parse_basic_auth(authorization)
@@ -242,7 +237,7 @@ async def _authenticate_by_queue(
     most of a server's requests; vouching from the queue spares each re-arm the database.
     """
     queue_id = args.get("queue_id")
-    authorization = header(request, b"authorization")
+    authorization = header(request.scope, b"authorization")
     if not queue_id or not authorization:
         return None
     digest = credential_digest(subdomain, authorization)

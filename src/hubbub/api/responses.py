@@ -18,8 +18,6 @@ class JsonResponse(Response):
     ``init_headers`` and a later ``headers.update`` cost a long-poll's answer more than
     encoding its events."""
 
-    media_type = "application/json"
-
     def __init__(
         self, content: Any, status_code: int = 200, headers: Mapping[str, str] | None = None
     ) -> None:

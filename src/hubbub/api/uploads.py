@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Route
 from hubbub.actions.attachments import check_delete_attachment, do_create_attachment
 from hubbub.api.auth import authenticate, parse_basic_auth
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint, request_subdomain
+from hubbub.api.headers import header
 from hubbub.api.params import PathInt, PathStr
 from hubbub.api.responses import json_error
 from hubbub.errors import ApiError, JsonableError, RateLimitedError, UnauthorizedError
@@ -151,9 +152,9 @@ async def _viewer(conn: AsyncConnection, request: Request, realm: Realm | None) 
     """HTTP Basic credentials, or an ``api_key`` query parameter alone (what Zulip's
     clients add to download links); None for a spectator, who sent neither. hubbub has no
     browser sessions, so there is no cookie login to fall back on."""
-    header = request.headers.get("authorization")
-    if header:
-        email, api_key = parse_basic_auth(header)
+    authorization = header(request.scope, b"authorization")
+    if authorization:
+        email, api_key = parse_basic_auth(authorization)
         return await authenticate(conn, realm, email, api_key)
     key = request.query_params.get("api_key")
     if key is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hubbub.api.headers import header
+
 if TYPE_CHECKING:
     from hubbub.api.endpoint import ApiRequest
 
@@ -15,4 +17,4 @@ def realm_url(req: ApiRequest) -> str:
     if settings.external_host and req.realm is not None:
         sub = req.realm.string_id
         return f"{scheme}://{sub + '.' if sub else ''}{settings.external_host}"
-    return f"{scheme}://{req.http.headers.get('host', req.http.url.netloc)}"
+    return f"{scheme}://{header(req.http.scope, b'host') or req.http.url.netloc}"
