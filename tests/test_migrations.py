@@ -126,3 +126,69 @@ async def test_upgrade_gives_existing_realms_system_groups(tmp_path: Path) -> No
         "role:nobody": [],
         "role:owners": [1],
     }
+
+
+async def test_user_message_is_keyed_without_rowid_on_sqlite(tmp_path: Path) -> None:
+    """Migration 0016: SQLite's user_message becomes one B-tree keyed by (user, message),
+    its rows and flags kept, the unread index gone; downgrading restores both."""
+    db = Database(f"sqlite:///{tmp_path / 'old.db'}")
+
+    async def to(revision: str) -> None:
+        async with db.write() as conn:
+            await conn.run_sync(lambda c: command.downgrade(alembic_config(c), revision))
+
+    async def layout() -> tuple[str, list[str], list[tuple[int, int, int]]]:
+        async with db.read() as conn:
+            table_sql = (
+                await conn.execute(
+                    sa.text("SELECT sql FROM sqlite_master WHERE name = 'user_message'")
+                )
+            ).scalar_one()
+            indexes = (
+                await conn.execute(
+                    sa.text(
+                        "SELECT name FROM sqlite_master WHERE type = 'index'"
+                        " AND tbl_name = 'user_message' AND sql IS NOT NULL ORDER BY name"
+                    )
+                )
+            ).scalars()
+            rows = await conn.execute(
+                sa.text("SELECT user_profile_id, message_id, flags FROM user_message")
+            )
+            return table_sql, list(indexes), [tuple(r) for r in rows]
+
+    rows = [(1, 10, 0), (1, 11, 1), (2, 10, 2048 | 2), (2, 11, 8)]
+    try:
+        async with db.write() as conn:
+            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0015"))
+            for statement in (
+                "INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old', 0)",
+                "INSERT INTO user_profile (id, realm_id, email, delivery_email, full_name,"
+                " api_key, role, date_joined) VALUES (1, 1, 'a@x.org', 'a@x.org', 'A', 'k1',"
+                " 400, 0), (2, 1, 'b@x.org', 'b@x.org', 'B', 'k2', 400, 0)",
+                "INSERT INTO recipient (id, type, type_id) VALUES (1, 1, 1)",
+                "INSERT INTO message (id, realm_id, sender_id, recipient_id, content,"
+                " date_sent, sending_client) VALUES (10, 1, 1, 1, 'x', 0, 'test'),"
+                " (11, 1, 2, 1, 'y', 0, 'test')",
+            ):
+                await conn.execute(sa.text(statement))
+            await conn.execute(
+                sa.text("INSERT INTO user_message VALUES (:u, :m, :f)"),
+                [{"u": u, "m": m, "f": f} for u, m, f in rows],
+            )
+        old_sql, old_indexes, old_rows = await layout()
+        await upgrade(db)
+        new_sql, new_indexes, new_rows = await layout()
+        await to("0015")
+        back_sql, back_indexes, back_rows = await layout()
+    finally:
+        await db.dispose()
+    assert "WITHOUT ROWID" not in old_sql and "ix_user_message_unread" in old_indexes
+    assert new_sql.rstrip().endswith("WITHOUT ROWID")
+    assert new_indexes == [
+        "ix_user_message_message_id",
+        "ix_user_message_private",
+        "ix_user_message_starred",
+    ]
+    assert sorted(old_rows) == sorted(new_rows) == sorted(back_rows) == sorted(rows)
+    assert "WITHOUT ROWID" not in back_sql and back_indexes == old_indexes

@@ -456,16 +456,18 @@ user_message = sa.Table(
         dialect="sqlite"
     ),
     sa.Index("ix_user_message_message_id", "message_id"),
-    # Unread messages per user (unread counts, first_unread, mark-all-read), with their
-    # flags: /register reads them without a lookup of each row (migration 0015).
+    # PostgreSQL only: unread messages per user (unread counts, first_unread,
+    # mark-all-read), with their flags, so /register reads them without visiting the heap
+    # (migration 0015). On SQLite the table itself is that index (no rowid, migration
+    # 0016): a user's rows with their flags are one range of the primary key, and every
+    # recipient's entry in a second user-major B-tree doubled a big send's page writes.
     sa.Index(
         "ix_user_message_unread",
         "user_profile_id",
         "message_id",
         "flags",
-        sqlite_where=sa.text("(flags & 1) = 0"),
         postgresql_where=sa.text("(flags & 1) = 0"),
-    ),
+    ).ddl_if(dialect="postgresql"),
     # Starred messages per user.
     sa.Index(
         "ix_user_message_starred",
@@ -482,6 +484,7 @@ user_message = sa.Table(
         sqlite_where=sa.text("(flags & 2048) != 0"),
         postgresql_where=sa.text("(flags & 2048) != 0"),
     ),
+    sqlite_with_rowid=False,
 )
 
 # One user's emoji reaction to a message. The key is the emoji's code (and type), not its
