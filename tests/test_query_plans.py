@@ -1,7 +1,9 @@
 """Statements every request or every send runs must search an index, not read a table:
 the login lookup by email across realms (migration 0013), a send's subscribers (by the
 stream's index, unordered) and its realm's alert words (migration 0014); /register's
-unread rows with their flags from the unread index alone on SQLite (migration 0015)."""
+unread rows with their flags from the unread index (PostgreSQL, migration 0015) or the
+user's range of the table (SQLite, migration 0016); a SQLite search's matches among the
+user's rows by the table's key."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 from hubbub.events.message_state import _UNREAD_ROWS
 from hubbub.queries.alert_words import _REALM_ALERT_WORDS
+from hubbub.queries.message_fetch import own_matches
 from hubbub.queries.streams import _SUBSCRIBERS, get_subscriber_ids
 from hubbub.queries.users import _LOGIN_CANDIDATES
+from hubbub.search.sqlite import nearest_hits
 from tests.helpers import TestEnv
 
 
@@ -41,6 +45,8 @@ _SQLITE_STATISTICS = [
     ("subscription", "ix_subscription_stream_id", "5956 60"),
     ("subscription", "sqlite_autoindex_subscription_1", "5956 6 1"),
     ("user_profile", "sqlite_autoindex_user_profile_1", "1001 1"),
+    ("user_message", "user_message", "19219636 10001 1"),
+    ("user_message", "ix_user_message_message_id", "21664800 36"),
 ]
 
 
@@ -64,6 +70,15 @@ async def _plans(database_url: str) -> dict[str, str]:
             "subscribers": await _plan(db, subscribers),
             "alert words": await _plan(db, _REALM_ALERT_WORDS.params(realm_id=2)),
             "unread": await _plan(db, _UNREAD_ROWS.params(user_id=5)),
+            "search matches": await _plan(
+                db,
+                own_matches(
+                    5,
+                    nearest_hits('"word"', above=None, below=None, newest_first=True, limit=9),
+                ),
+            )
+            if db.is_sqlite
+            else "",
         }
     finally:
         await db.dispose()
@@ -92,6 +107,11 @@ async def test_hot_statements_search_indexes(database_url: str) -> None:
         assert "SEARCH user_message USING PRIMARY KEY (user_profile_id=?)" in unread, unread
     else:
         assert "ix_user_message_unread" in unread, unread
+    # Each of a search window's matches looked up in the user's own range of rows, not
+    # across the (message, user) index (migration 0016).
+    if database_url.startswith("sqlite"):
+        matches = plans["search matches"]
+        assert "USING PRIMARY KEY (user_profile_id=? AND message_id=?)" in matches, matches
 
 
 async def test_subscribers_come_in_user_order_whatever_the_rows_order(env: TestEnv) -> None:
