@@ -6,10 +6,10 @@ pages) and wrote one entry into each recipient's own leaf of the key's index and
 partial unread index: ~2,000 leaves and their parents, each a whole page in the WAL.
 Keyed by its primary key (WITHOUT ROWID), the table holds each row, flags included, in
 the key's own B-tree, so a user's rows and flags are one range of it and the unread
-index adds nothing a scan of that range cannot answer. ``sqlite3`` alone, 1,000 users
-with 10,000 rows each: inserting a message's 1,000 rows 5.4-6.6 -> 2.6-2.9 ms, its
-COMMIT 9.0-11.6 -> 5.2-5.6 ms, 2,053-2,482 -> 1,008 WAL frames; a user's 2,000 unread
-rows with their flags 0.6 -> 1.1 ms (docs/performance.md).
+index adds nothing a scan of that range cannot answer. ``bench/user_message_layout.py``
+(``sqlite3`` alone, 1,000 users with 10,000 rows each): inserting a message's 1,000 rows
+6.4-7.0 -> 2.3-2.7 ms, its COMMIT 7.5 -> 2.6-3.0 ms, ~2,000 -> 1,008 WAL frames; a
+user's ~2,000 unread rows with their flags 0.7 -> 1.4 ms (docs/performance.md).
 
 PostgreSQL keeps its heap, key and unread index: nothing changes there.
 
