@@ -541,7 +541,8 @@ async def _term_condition(
     return None
 
 
-# ``is:`` operands with a partial index of the rows they select: (bit, set or not).
+# ``is:`` operands with a partial index of the rows they select (unread: on PostgreSQL;
+# SQLite reads the user's keyed rows, migration 0016): (bit, set or not).
 _INDEXED_FLAGS = {
     "dm": (IS_PRIVATE, True),
     "private": (IS_PRIVATE, True),

@@ -1,8 +1,9 @@
 """Marking whole conversations read: everything (``POST /mark_all_as_read``), a stream or a
 topic (the deprecated ``/mark_stream_as_read`` and ``/mark_topic_as_read``).
 
-Each is one UPDATE over the user's unread rows, found through the partial unread index,
-so 50,000 unread messages cost one statement, not 50,000. Zulip marks everything read in
+Each is one UPDATE over the user's unread rows (found through the partial unread index on
+PostgreSQL, in the user's range of the keyed table on SQLite, migration 0016), so 50,000
+unread messages cost one statement, not 50,000. Zulip marks everything read in
 batches of 2,000 and may answer ``complete: false`` after a timeout (feature level 211);
 one statement always completes.
 """

@@ -52,7 +52,8 @@ async def first_unread_anchor(conn: AsyncConnection, query: NarrowQuery) -> int:
     unless the narrow names a stream), else the newest anchor (Zulip's
     ``find_first_unread_anchor``)."""
     # Unread messages always have a row (history reads as read), so the user's own rows
-    # suffice, and the literal flag test lets the partial unread index find them.
+    # suffice, and the literal flag test lets PostgreSQL's partial unread index find them
+    # (SQLite walks the user's range of the keyed table, migration 0016).
     own_rows = replace(query, include_history=False)
     found = (
         await conn.execute(
@@ -61,7 +62,7 @@ async def first_unread_anchor(conn: AsyncConnection, query: NarrowQuery) -> int:
                 unread(),
                 ~muted_condition(query.user, include_stream_mutes=not query.names_stream),
             )
-            # The same id, but in the unread index's own order: no sort of every unread row.
+            # The same id, in the order of the user's rows: no sort of every unread row.
             .order_by(user_message.c.message_id)
             .limit(1)
         )

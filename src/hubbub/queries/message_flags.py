@@ -4,7 +4,8 @@ read a message (read receipts).
 
 Flag tests are written with literal bit values (``(flags & 1) = 0``), never bound
 parameters: only then can SQLite and PostgreSQL see that a query implies the condition of
-the partial ``ix_user_message_unread`` / ``ix_user_message_starred`` indexes.
+the partial ``ix_user_message_starred`` (and, on PostgreSQL, ``ix_user_message_unread``)
+indexes.
 """
 
 from __future__ import annotations
