@@ -11,6 +11,8 @@ calls of one kind through httpx's ASGITransport:
 - ``register``: ``POST /register`` with no parameters (the full initial state);
 - ``fetch``: ``GET /messages`` on a stream + topic narrow, 100 messages;
 - ``search``: ``GET /messages`` searching ``--term``, the newest 50 matches;
+- ``unread``: ``GET /messages`` of all messages around the first unread one
+  (``anchor=first_unread``, 25 before and after: what a client opens first);
 - ``presence``: ``POST /users/me/presence``, whose answer holds every user's presence;
 - ``poll``: a long-poll's re-arm (``GET /events``, ``dont_block``);
 - ``me``: ``GET /users/me``, what any request costs (the way in, authentication, a
@@ -23,6 +25,7 @@ calls of one kind through httpx's ASGITransport:
     .venv/bin/python bench/inprocess.py register --profile   # needs `pip install pyinstrument`
     .venv/bin/python bench/inprocess.py register --data-dir /tmp/hubbub-load/data --profile
     .venv/bin/python bench/inprocess.py search --data-dir /tmp/hubbub-load/data --term WORD
+    .venv/bin/python bench/inprocess.py unread --data-dir /tmp/hubbub-load/data --email ADDRESS
     .venv/bin/python bench/inprocess.py fanout --database-url postgresql://.../EMPTY_DB \
         --redis-url redis://127.0.0.1:6379/0
 
@@ -68,6 +71,7 @@ KINDS = (
     "register",
     "fetch",
     "search",
+    "unread",
     "presence",
     "poll",
     "me",
@@ -297,6 +301,11 @@ async def measure(
                 )
             elif args.kind == "me":  # what every request costs: the way in, authentication
                 response = await http.get("/api/v1/users/me")
+            elif args.kind == "unread":
+                response = await http.get(
+                    "/api/v1/messages",
+                    params={"anchor": "first_unread", "num_before": 25, "num_after": 25},
+                )
             elif args.kind == "poll":  # a long-poll's re-arm, without the wait
                 response = await http.get(
                     "/api/v1/events",
@@ -397,7 +406,9 @@ def main(argv: list[str] | None = None) -> int:
         "--statements", action="store_true", help="list the SQL statements a request runs"
     )
     parser.add_argument(
-        "--data-dir", type=Path, help="an existing data directory (register and search only)"
+        "--data-dir",
+        type=Path,
+        help="an existing data directory (register, search and unread only)",
     )
     parser.add_argument("--email", default="user1@bench.example.com", help="with --data-dir")
     parser.add_argument(
@@ -413,8 +424,8 @@ def main(argv: list[str] | None = None) -> int:
         help="what small and big send (a mention: '@**User 7** hi')",
     )
     args = parser.parse_args(argv)
-    if args.data_dir is not None and args.kind not in ("register", "search"):
-        parser.error("--data-dir measures register and search only")
+    if args.data_dir is not None and args.kind not in ("register", "search", "unread"):
+        parser.error("--data-dir measures register, search and unread only")
     asyncio.run(amain(args))
     return 0
 
