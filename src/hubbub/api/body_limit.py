@@ -80,4 +80,3 @@ def _content_length(scope: Scope) -> int | None:
         return int(declared)
     except ValueError:
         return None
-    return None
