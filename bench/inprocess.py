@@ -26,6 +26,8 @@ calls of one kind through httpx's ASGITransport:
     .venv/bin/python bench/inprocess.py register --data-dir /tmp/hubbub-load/data --profile
     .venv/bin/python bench/inprocess.py search --data-dir /tmp/hubbub-load/data --term WORD
     .venv/bin/python bench/inprocess.py unread --data-dir /tmp/hubbub-load/data --email ADDRESS
+    .venv/bin/python bench/inprocess.py big --data-dir /tmp/hubbub-load/data \
+        --stream "all hands 0"   # a send on a seeded realm, to one of its streams
     .venv/bin/python bench/inprocess.py fanout --database-url postgresql://.../EMPTY_DB \
         --redis-url redis://127.0.0.1:6379/0
 
@@ -286,7 +288,8 @@ async def measure(
 
         async def call(i: int) -> None:
             if args.kind in ("small", "big"):
-                form = {"type": "stream", "to": args.kind, "topic": f"t{i % 5}"}
+                to = args.stream or args.kind
+                form = {"type": "stream", "to": to, "topic": f"t{i % 5}"}
                 response = await http.post(
                     "/api/v1/messages", data={**form, "content": f"{args.content} {i}"}
                 )
@@ -408,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--data-dir",
         type=Path,
-        help="an existing data directory (register, search and unread only)",
+        help="an existing data directory (register, search, unread; small and big with --stream)",
     )
     parser.add_argument("--email", default="user1@bench.example.com", help="with --data-dir")
     parser.add_argument(
@@ -419,13 +422,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-url", default="", help="the Redis event bus")
     parser.add_argument("--term", default="world", help="what search looks for")
     parser.add_argument(
+        "--stream",
+        help="the stream small and big send to (a seeded realm's: 'all hands 0' has every user)",
+    )
+    parser.add_argument(
         "--content",
         default="hello **world**",
         help="what small and big send (a mention: '@**User 7** hi')",
     )
     args = parser.parse_args(argv)
-    if args.data_dir is not None and args.kind not in ("register", "search", "unread"):
-        parser.error("--data-dir measures register, search and unread only")
+    seeded_kinds = ("register", "search", "unread") + (("small", "big") if args.stream else ())
+    if args.data_dir is not None and args.kind not in seeded_kinds:
+        parser.error("--data-dir measures register, search, unread, and sends with --stream")
     asyncio.run(amain(args))
     return 0
 
