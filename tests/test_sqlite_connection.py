@@ -7,14 +7,17 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import aiosqlite.core
 import pytest
 import sqlalchemy as sa
 
+from hubbub.db.dialects import sqlite as sqlite_dialect
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
+from hubbub.workers.periodic import checkpoint_pace, run_every
 
 
 @pytest.fixture
@@ -240,7 +243,8 @@ async def test_commits_leave_checkpoints_to_the_background_job(
             [{"payload": bytes(3000)} for _ in range(2000)],
         )
     assert database_file.stat().st_size == size_before  # all of it still in the WAL
-    await db.checkpoint()
+    # The checkpoint says how many pages (frames) the WAL held: its pace follows them.
+    assert await db.checkpoint() > 2000 * 3000 // 4096
     assert database_file.stat().st_size > size_before + 2000 * 3000
     async with db.read() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM big"))).scalar() == 2000
@@ -306,3 +310,45 @@ async def test_read_connections_are_kept_between_transactions(db: Database) -> N
         assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 3
     await db.dispose()
     assert kept.opened == 0 and kept.idle == []
+
+
+def test_checkpoint_pace_follows_the_logs_growth() -> None:
+    """Each checkpoint is meant to find about CHECKPOINT_TARGET_FRAMES frames: the delay
+    shrinks as the WAL grows faster, down to the minimum, and grows back to the interval."""
+    target = sqlite_dialect.CHECKPOINT_TARGET_FRAMES
+    shortest = sqlite_dialect.CHECKPOINT_MIN_INTERVAL_SECONDS
+    longest = sqlite_dialect.CHECKPOINT_INTERVAL_SECONDS
+    assert longest == 1.0 and shortest == 0.25
+    delay = sqlite_dialect.checkpoint_delay
+    assert delay(0, 1.0) == longest  # nothing written
+    assert delay(target, 1.0) == longest
+    assert delay(2 * target, 1.0) == pytest.approx(0.5)
+    assert delay(100 * target, 1.0) == shortest
+    assert delay(target, 0.5) == pytest.approx(0.5)  # the pace held
+    assert delay(target // 2, 0.5) == longest  # slower again
+    assert delay(target // 4, 0.25) == longest
+
+
+async def test_checkpoint_runs_come_sooner_while_the_log_grows_fast(db: Database) -> None:
+    """The server's checkpoint job: its waits follow what each checkpoint found, and a
+    failing checkpoint is logged and does not stop it."""
+    found: list[int | Exception] = [40_000, 40_000, RuntimeError("disk"), 1_000, 2_000]
+    waits: list[float] = []
+
+    async def checkpoint() -> int:
+        result = found.pop(0)
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if not found:
+            raise asyncio.CancelledError
+
+    services: Any = SimpleNamespace(db=db)
+    with pytest.raises(asyncio.CancelledError):
+        await run_every(1.0, checkpoint, "checkpoint", pace=checkpoint_pace(services), sleep=sleep)
+    # 40,000 frames in 1 s: a tenth of a second would find 4,000, but 0.25 is the floor;
+    # 40,000 again in 0.25 s: the floor; the failure counts as nothing written.
+    assert waits == [1.0, 0.25, 0.25, 1.0, 1.0, 1.0]

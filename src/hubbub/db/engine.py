@@ -154,9 +154,17 @@ class Database:
         interval: float | None = self.dialect.CHECKPOINT_INTERVAL_SECONDS
         return interval
 
-    async def checkpoint(self) -> None:
-        """Move written pages from the log into the database file (SQLite's WAL)."""
-        await self.dialect.checkpoint(self.url)
+    async def checkpoint(self) -> int:
+        """Move written pages from the log into the database file (SQLite's WAL); the
+        number of pages (frames) the log held."""
+        frames: int = await self.dialect.checkpoint(self.url)
+        return frames
+
+    def checkpoint_delay(self, frames: int, last_delay: float) -> float:
+        """When to checkpoint next, after one that found ``frames`` after ``last_delay``
+        seconds (the dialect's pace: ``sqlite.checkpoint_delay``)."""
+        delay: float = self.dialect.checkpoint_delay(frames, last_delay)
+        return delay
 
     async def dispose(self) -> None:
         if self.kept_readers is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from hubbub.services import Services
 from hubbub.workers import push_delivery, retention, upload_cleanup
@@ -12,22 +13,44 @@ from hubbub.workers.scheduled_delivery import run_scheduled_delivery
 
 logger = logging.getLogger("hubbub.workers")
 
+T = TypeVar("T")
+
 
 async def run_every(
-    seconds: float, job: Callable[[], Awaitable[object]], name: str, *, first: float | None = None
+    seconds: float,
+    job: Callable[[], Awaitable[T]],
+    name: str,
+    *,
+    first: float | None = None,
+    pace: Callable[[T | None, float], float] | None = None,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
 ) -> None:
     """Run ``job`` every ``seconds`` (the first time after ``first`` seconds, if given)
-    until cancelled; a failing run is logged, not fatal."""
+    until cancelled; a failing run is logged, not fatal. ``pace``, given a run's result
+    (None if it failed) and the wait before it, sets the wait before the next instead.
+    (``sleep``: the wait itself, replaced in tests.)"""
     delay = seconds if first is None else first
     while True:
-        await asyncio.sleep(delay)
-        delay = seconds
+        await sleep(delay)
+        result: T | None = None
         try:
-            await job()
+            result = await job()
         except asyncio.CancelledError:
             raise
         except Exception:
             logger.exception("background job %s failed", name)
+        delay = seconds if pace is None else pace(result, delay)
+
+
+def checkpoint_pace(services: Services) -> Callable[[int | None, float], float]:
+    """The checkpoint job's ``pace``: it follows the WAL's growth, from the frames each
+    checkpoint found (``Database.checkpoint_delay``)."""
+
+    def pace(frames: int | None, waited: float) -> float:
+        logger.debug("checkpoint after %.2f s: %s frames", waited, frames)
+        return services.db.checkpoint_delay(frames or 0, waited)
+
+    return pace
 
 
 async def prune_send_keys(services: Services) -> int:
@@ -84,11 +107,13 @@ def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
         )
     )
     if services.db.checkpoint_interval is not None:
-        tasks.append(
-            asyncio.create_task(
-                run_every(services.db.checkpoint_interval, services.db.checkpoint, "checkpoint")
-            )
+        checkpoints = run_every(
+            services.db.checkpoint_interval,
+            services.db.checkpoint,
+            "checkpoint",
+            pace=checkpoint_pace(services),
         )
+        tasks.append(asyncio.create_task(checkpoints))
     # Scheduled messages keep their own clock: they are due to the second, not per interval.
     tasks.append(asyncio.create_task(run_scheduled_delivery(services)))
     return tasks

@@ -127,6 +127,13 @@ async def refresh_statistics(conn: AsyncConnection) -> None:
     del conn
 
 
-async def checkpoint(url: str) -> None:
+async def checkpoint(url: str) -> int:
     """Nothing to do: see CHECKPOINT_INTERVAL_SECONDS."""
     del url
+    return 0
+
+
+def checkpoint_delay(frames: int, last_delay: float) -> float:
+    """Never asked (no checkpoint job): the last delay again."""
+    del frames
+    return last_delay

@@ -49,6 +49,13 @@ READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 # seconds at 750 active users.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
 CHECKPOINT_INTERVAL_SECONDS: float | None = 1.0
+# The job's pace follows the WAL's growth (``checkpoint_delay``): when a checkpoint finds
+# more frames than this, the next comes sooner, so that each copies about this many, down
+# to CHECKPOINT_MIN_INTERVAL_SECONDS apart. Under a flood of sends (a big send writes its
+# 1,000 recipients' leaves) checkpoints a second apart made sends wait behind their
+# copying and syncing (docs/performance.md, *The WAL checkpoint's pace*).
+CHECKPOINT_TARGET_FRAMES = 4_000
+CHECKPOINT_MIN_INTERVAL_SECONDS = 0.25
 # The writer's page cache (negative: KiB). Those recipients' index pages are read again
 # by the next big send; SQLite's default 2 MB cache let them go and the insert of 1,000
 # rows read them back from the OS (14 -> 6 ms with 32 MB). Readers keep the default.
@@ -357,25 +364,39 @@ def ids_argument(ids: Collection[Any]) -> str:
 ANALYSIS_LIMIT = 10_000
 
 
-async def checkpoint(url: str) -> None:
-    """Copy the WAL's committed pages into the database file (see CHECKPOINT_INTERVAL_SECONDS).
+async def checkpoint(url: str) -> int:
+    """Copy the WAL's committed pages into the database file (see CHECKPOINT_INTERVAL_SECONDS);
+    the number of frames the WAL held (written since it last started over).
 
     PASSIVE: it waits for no reader or writer, copying what it can; SQLite starts the WAL
     over once a checkpoint has copied all of it. Its own short-lived connection, in a
     thread: a checkpoint syncs the file, and must not run inside a transaction."""
     path = make_url(url).database
     if _in_memory(url) or path is None:
-        return
+        return 0
 
-    def run() -> None:
+    def run() -> int:
         connection = sqlite3.connect(path)
         try:
             connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            _busy, frames, _copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            return max(0, int(frames))  # -1: not in WAL mode
         finally:
             connection.close()
 
-    await asyncio.to_thread(run)
+    return await asyncio.to_thread(run)
+
+
+def checkpoint_delay(frames: int, last_delay: float) -> float:
+    """How long to wait for the next checkpoint, given the ``frames`` the last one found
+    after waiting ``last_delay``: the time the WAL takes, at that pace, to grow by
+    CHECKPOINT_TARGET_FRAMES, within CHECKPOINT_MIN_INTERVAL_SECONDS and
+    CHECKPOINT_INTERVAL_SECONDS."""
+    longest = CHECKPOINT_INTERVAL_SECONDS or 1.0
+    if frames <= 0:
+        return longest
+    wanted = last_delay * CHECKPOINT_TARGET_FRAMES / frames
+    return min(longest, max(CHECKPOINT_MIN_INTERVAL_SECONDS, wanted))
 
 
 async def refresh_statistics(conn: AsyncConnection) -> None:
