@@ -74,7 +74,7 @@ def build(path: Path, layout: str, users: int, per_user: int) -> None:
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(
-        f"CREATE TABLE user_message {COLUMNS}{' WITHOUT ROWID' if layout != 'rowid' else ''}"
+        f"CREATE TABLE user_message {COLUMNS}{' WITHOUT ROWID' if layout == 'keyed' else ''}"
     )
     rng = random.Random(1)
     messages = per_user * users // 33  # each message reaches 33 users on average

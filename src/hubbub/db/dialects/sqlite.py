@@ -48,7 +48,8 @@ READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 # and runs in the driver's thread: inline, such a checkpoint held the event loop for
 # seconds at 750 active users.
 WAL_AUTOCHECKPOINT_PAGES = 16_384
-CHECKPOINT_INTERVAL_SECONDS: float | None = 1.0
+_CHECKPOINT_LONGEST_SECONDS = 1.0
+CHECKPOINT_INTERVAL_SECONDS: float | None = _CHECKPOINT_LONGEST_SECONDS
 # The job's pace follows the WAL's growth (``checkpoint_delay``): when a checkpoint finds
 # more frames than this, the next comes sooner, so that each copies about this many, down
 # to CHECKPOINT_MIN_INTERVAL_SECONDS apart. Under a flood of sends (a big send writes its
@@ -392,11 +393,10 @@ def checkpoint_delay(frames: int, last_delay: float) -> float:
     after waiting ``last_delay``: the time the WAL takes, at that pace, to grow by
     CHECKPOINT_TARGET_FRAMES, within CHECKPOINT_MIN_INTERVAL_SECONDS and
     CHECKPOINT_INTERVAL_SECONDS."""
-    longest = CHECKPOINT_INTERVAL_SECONDS or 1.0
     if frames <= 0:
-        return longest
+        return _CHECKPOINT_LONGEST_SECONDS
     wanted = last_delay * CHECKPOINT_TARGET_FRAMES / frames
-    return min(longest, max(CHECKPOINT_MIN_INTERVAL_SECONDS, wanted))
+    return min(_CHECKPOINT_LONGEST_SECONDS, max(CHECKPOINT_MIN_INTERVAL_SECONDS, wanted))
 
 
 async def refresh_statistics(conn: AsyncConnection) -> None:
