@@ -228,13 +228,15 @@ async def test_commits_leave_checkpoints_to_the_background_job(
     database_file = tmp_path / "hubbub.db"
     async with db.write() as conn:
         assert (await conn.exec_driver_sql("PRAGMA cache_size")).scalar() == -32768
-        # Kept on the writer too, the job's runs notwithstanding: without it a flood of
-        # sends cost 30-40 % more CPU a send (docs/performance.md).
-        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 16384
+        # Kept on the writer too, far past where the job starts the WAL over, as a
+        # backstop (see CHECKPOINT_RESTART_FRAMES).
+        autocheckpoint = sqlite_dialect.WAL_AUTOCHECKPOINT_PAGES
+        assert autocheckpoint > 2 * sqlite_dialect.CHECKPOINT_RESTART_FRAMES
+        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == autocheckpoint
         await conn.execute(sa.text("CREATE TABLE big (payload BLOB)"))
     async with db.read() as conn:
         assert (await conn.exec_driver_sql("PRAGMA cache_size")).scalar() == -2000
-        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == 16384
+        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar() == autocheckpoint
     await db.checkpoint()
     size_before = database_file.stat().st_size
     async with db.write() as conn:
@@ -248,6 +250,48 @@ async def test_commits_leave_checkpoints_to_the_background_job(
     assert database_file.stat().st_size > size_before + 2000 * 3000
     async with db.read() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM big"))).scalar() == 2000
+
+
+async def test_a_long_wal_is_checkpointed_again_with_writes_held(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the WAL is CHECKPOINT_RESTART_FRAMES long, the job checkpoints a second time
+    with the process's writes held, so that what the first pass could not copy is copied
+    and the next write transaction starts the WAL over; a shorter WAL gets one pass."""
+    real_checkpoint = sqlite_dialect.checkpoint
+    passes: list[bool] = []  # each pass: whether this process's writes were held
+    lock = db._write_lock
+    assert lock is not None
+    async with db.write() as conn:
+        await conn.execute(sa.text("CREATE TABLE big (payload BLOB)"))
+    # A reader's snapshot from before the big write: the first pass cannot copy past it,
+    # as under load it cannot copy what sends commit meanwhile.
+    reader = sqlite3.connect(tmp_path / "hubbub.db")
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM big").fetchone() == (0,)
+
+    async def checkpoint(url: str) -> int:
+        frames = await real_checkpoint(url)
+        passes.append(lock.locked())
+        if len(passes) == 1:
+            reader.rollback()
+            reader.close()
+        return frames
+
+    monkeypatch.setattr(sqlite_dialect, "checkpoint", checkpoint)
+    monkeypatch.setattr(sqlite_dialect, "CHECKPOINT_RESTART_FRAMES", 50)
+    async with db.write() as conn:
+        await conn.execute(
+            sa.text("INSERT INTO big VALUES (:payload)"),
+            [{"payload": bytes(3000)} for _ in range(100)],
+        )
+    assert await db.checkpoint() > 50
+    assert passes == [False, True]
+    async with db.write() as conn:
+        await conn.execute(sa.text("INSERT INTO t VALUES (6)"))
+    # That write started the WAL over: it is all the WAL holds now.
+    assert await db.checkpoint() < 10
+    assert passes == [False, True, False]
 
 
 async def test_read_connections_are_kept_between_transactions(db: Database) -> None:

@@ -158,6 +158,11 @@ class Database:
         """Move written pages from the log into the database file (SQLite's WAL); the
         number of pages (frames) the log held."""
         frames: int = await self.dialect.checkpoint(self.url)
+        if self._write_lock is not None and frames >= self.dialect.CHECKPOINT_RESTART_FRAMES:
+            # Once more with this process's writes held, so that the next write
+            # transaction finds the WAL all copied and starts it over (see the constant).
+            async with self._write_lock:
+                await self.dialect.checkpoint(self.url)
         return frames
 
     def checkpoint_delay(self, frames: int, last_delay: float) -> float:

@@ -27,6 +27,7 @@ ENGINE_KWARGS: dict[str, Any] = {
 SERIALIZE_WRITES = False
 # PostgreSQL checkpoints by itself (its checkpointer process): no background job.
 CHECKPOINT_INTERVAL_SECONDS: float | None = None
+CHECKPOINT_RESTART_FRAMES = 0  # never read: PostgreSQL's writes are not serialized here
 
 
 # PostgreSQL compiles a query to machine code (JIT) once its estimated cost passes

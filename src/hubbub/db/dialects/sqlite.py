@@ -35,19 +35,29 @@ SERIALIZE_WRITES = True
 # A read transaction is one snapshot: it keeps its BEGIN and COMMIT.
 READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 
-# WAL checkpoints. A send to a stream of 1,000 subscribers dirties ~2,000 pages (each
-# recipient's end of the user-major user_message indexes), more than SQLite's default
-# automatic checkpoint (1,000 pages): every such commit then copied its pages back into
-# the database and synced it before returning (~40 ms of a ~50 ms send, on a realm of
-# 20,000 messages). A server instead checkpoints from a background job every
-# ``CHECKPOINT_INTERVAL_SECONDS``, off the commit path and once for pages that many
-# sends dirtied again. The automatic checkpoint stays, at 64 MB of WAL (with 4 KB
-# pages), for any process that runs no such job (a command) and as a backstop: a server
-# whose writer had it off spent 30-40 % more CPU a send under 200 sends/s
-# (``bench/messages.py``, docs/performance.md). So a COMMIT may run a checkpoint,
-# and runs in the driver's thread: inline, such a checkpoint held the event loop for
-# seconds at 750 active users.
-WAL_AUTOCHECKPOINT_PAGES = 16_384
+# WAL checkpoints. A send to a stream of 1,000 subscribers dirties ~1,000 pages (each
+# recipient's end of the user-major user_message; ~2,000 before migration 0016), as many
+# as SQLite's default automatic checkpoint (1,000 pages): every such commit then copied
+# its pages back into the database and synced it before returning (~40 ms of a ~50 ms
+# send, on a realm of 20,000 messages). A server instead checkpoints from a background
+# job every ``CHECKPOINT_INTERVAL_SECONDS``, off the commit path and once for pages that
+# many sends dirtied again.
+#
+# SQLite starts the WAL over (writes from its beginning again) only at a write
+# transaction that finds all of it copied. The job's checkpoints never leave it so while
+# sends commit during their copying, so once the WAL holds CHECKPOINT_RESTART_FRAMES the
+# job checkpoints again with the process's writes held (``Database.checkpoint``): that
+# second pass copies only what the first left. Left to grow, the WAL costs every
+# reader's page look-up more (a server whose writer had its automatic checkpoint off
+# spent 30-40 % more CPU a send under 200 sends/s; docs/performance.md). Before, the
+# writer's own automatic checkpoint did this at 16,384 frames inside a COMMIT, copying
+# whatever the job had not, with the single writer held: under the send flood sends
+# waited behind it (docs/performance.md, *The WAL's restart*). The automatic
+# checkpoint stays, at 256 MB of WAL (with 4 KB pages), as a backstop and for any
+# process that runs no such job (a command, the benchmark's seeder); it runs in a
+# COMMIT, which is why the writer's COMMITs run in the driver's thread.
+WAL_AUTOCHECKPOINT_PAGES = 65_536
+CHECKPOINT_RESTART_FRAMES = 16_384
 _CHECKPOINT_LONGEST_SECONDS = 1.0
 CHECKPOINT_INTERVAL_SECONDS: float | None = _CHECKPOINT_LONGEST_SECONDS
 # The job's pace follows the WAL's growth (``checkpoint_delay``): when a checkpoint finds
