@@ -258,7 +258,7 @@ async def test_a_long_wal_is_checkpointed_again_with_writes_held(
     """Once the WAL is CHECKPOINT_RESTART_FRAMES long, the job checkpoints a second time
     with the process's writes held, so that what the first pass could not copy is copied
     and the next write transaction starts the WAL over; a shorter WAL gets one pass."""
-    real_checkpoint = sqlite_dialect.checkpoint
+    real_pass = sqlite_dialect._checkpoint_pass
     passes: list[bool] = []  # each pass: whether this process's writes were held
     lock = db._write_lock
     assert lock is not None
@@ -270,15 +270,15 @@ async def test_a_long_wal_is_checkpointed_again_with_writes_held(
     reader.execute("BEGIN")
     assert reader.execute("SELECT count(*) FROM big").fetchone() == (0,)
 
-    async def checkpoint(url: str) -> int:
-        frames = await real_checkpoint(url)
+    async def checkpoint_pass(path: str) -> int:
+        frames = await real_pass(path)
         passes.append(lock.locked())
         if len(passes) == 1:
             reader.rollback()
             reader.close()
         return frames
 
-    monkeypatch.setattr(sqlite_dialect, "checkpoint", checkpoint)
+    monkeypatch.setattr(sqlite_dialect, "_checkpoint_pass", checkpoint_pass)
     monkeypatch.setattr(sqlite_dialect, "CHECKPOINT_RESTART_FRAMES", 50)
     async with db.write() as conn:
         await conn.execute(

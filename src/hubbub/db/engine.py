@@ -156,13 +156,9 @@ class Database:
 
     async def checkpoint(self) -> int:
         """Move written pages from the log into the database file (SQLite's WAL); the
-        number of pages (frames) the log held."""
-        frames: int = await self.dialect.checkpoint(self.url)
-        if self._write_lock is not None and frames >= self.dialect.CHECKPOINT_RESTART_FRAMES:
-            # Once more with this process's writes held, so that the next write
-            # transaction finds the WAL all copied and starts it over (see the constant).
-            async with self._write_lock:
-                await self.dialect.checkpoint(self.url)
+        number of pages (frames) the log held. The dialect may hold this process's writes
+        for part of it (``sqlite.checkpoint``)."""
+        frames: int = await self.dialect.checkpoint(self.url, self._write_lock)
         return frames
 
     def checkpoint_delay(self, frames: int, last_delay: float) -> float:

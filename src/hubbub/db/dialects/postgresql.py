@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection
 from typing import Any
 
@@ -27,7 +28,6 @@ ENGINE_KWARGS: dict[str, Any] = {
 SERIALIZE_WRITES = False
 # PostgreSQL checkpoints by itself (its checkpointer process): no background job.
 CHECKPOINT_INTERVAL_SECONDS: float | None = None
-CHECKPOINT_RESTART_FRAMES = 0  # never read: PostgreSQL's writes are not serialized here
 
 
 # PostgreSQL compiles a query to machine code (JIT) once its estimated cost passes
@@ -128,9 +128,9 @@ async def refresh_statistics(conn: AsyncConnection) -> None:
     del conn
 
 
-async def checkpoint(url: str) -> int:
+async def checkpoint(url: str, write_lock: asyncio.Lock | None) -> int:
     """Nothing to do: see CHECKPOINT_INTERVAL_SECONDS."""
-    del url
+    del url, write_lock
     return 0
 
 

@@ -46,8 +46,8 @@ READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 # SQLite starts the WAL over (writes from its beginning again) only at a write
 # transaction that finds all of it copied. The job's checkpoints never leave it so while
 # sends commit during their copying, so once the WAL holds CHECKPOINT_RESTART_FRAMES the
-# job checkpoints again with the process's writes held (``Database.checkpoint``): that
-# second pass copies only what the first left. Left to grow, the WAL costs every
+# job checkpoints again with the process's writes held (``checkpoint``): that second
+# pass copies only what the first left. Left to grow, the WAL costs every
 # reader's page look-up more (a server whose writer had its automatic checkpoint off
 # spent 30-40 % more CPU a send under 200 sends/s; docs/performance.md). Before, the
 # writer's own automatic checkpoint did this at 16,384 frames inside a COMMIT, copying
@@ -375,16 +375,27 @@ def ids_argument(ids: Collection[Any]) -> str:
 ANALYSIS_LIMIT = 10_000
 
 
-async def checkpoint(url: str) -> int:
+async def checkpoint(url: str, write_lock: asyncio.Lock | None) -> int:
     """Copy the WAL's committed pages into the database file (see CHECKPOINT_INTERVAL_SECONDS);
-    the number of frames the WAL held (written since it last started over).
+    the number of frames the WAL held (written since it last started over). Once that is
+    CHECKPOINT_RESTART_FRAMES, a second pass with ``write_lock`` (this process's writes)
+    held, so that the next write transaction finds the WAL all copied and starts it over.
 
     PASSIVE: it waits for no reader or writer, copying what it can; SQLite starts the WAL
-    over once a checkpoint has copied all of it. Its own short-lived connection, in a
-    thread: a checkpoint syncs the file, and must not run inside a transaction."""
+    over once a checkpoint has copied all of it."""
     path = make_url(url).database
     if _in_memory(url) or path is None:
         return 0
+    frames = await _checkpoint_pass(path)
+    if write_lock is not None and frames >= CHECKPOINT_RESTART_FRAMES:
+        async with write_lock:
+            await _checkpoint_pass(path)
+    return frames
+
+
+async def _checkpoint_pass(path: str) -> int:
+    """One PASSIVE checkpoint, the frames the WAL held: on its own short-lived connection,
+    in a thread (a checkpoint syncs the file, and must not run inside a transaction)."""
 
     def run() -> int:
         connection = sqlite3.connect(path)
