@@ -1,5 +1,5 @@
-"""SQLite connections hand to aiosqlite's thread only what can take time (issue 9):
-``db/dialects/sqlite.py``."""
+"""SQLite connections run their statements inline and hand to aiosqlite's thread only
+what can take long (issue 9): ``db/dialects/sqlite.py``."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ import aiosqlite.core
 import pytest
 import sqlalchemy as sa
 
+from hubbub.db.dialects import long_read
 from hubbub.db.dialects import sqlite as sqlite_dialect
 from hubbub.db.engine import Database
+from hubbub.db.fast import fetch_value
 from hubbub.db.migrate import upgrade
 from hubbub.workers.periodic import checkpoint_pace, run_every
 
@@ -45,7 +47,7 @@ class ThreadCalls:
         monkeypatch.setattr(aiosqlite.core.Connection, "_execute", spy)
 
 
-async def test_a_read_statement_is_one_turn_and_a_write_transaction_one(
+async def test_reads_run_inline_a_long_read_is_one_turn_and_a_write_transaction_one(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with db.read() as conn:  # a pooled connection, so no connecting below
@@ -53,10 +55,18 @@ async def test_a_read_statement_is_one_turn_and_a_write_transaction_one(
     async with db.write() as conn:
         await conn.execute(sa.text("SELECT 1"))
     calls = ThreadCalls(monkeypatch)
+    ordered = sa.text("SELECT n FROM t ORDER BY n")
     async with db.read() as conn:
-        rows = (await conn.execute(sa.text("SELECT n FROM t ORDER BY n"))).all()
-    assert [r.n for r in rows] == [1, 2, 3]
-    assert len(calls.names) == 1  # the statement and its rows together
+        rows = (await conn.execute(ordered)).all()
+        assert [r.n for r in rows] == [1, 2, 3]
+        assert (await fetch_value(conn, _COUNT)) == 3  # ``db/fast.py``'s way
+    assert calls.names == []  # BEGIN, the statements, their rows and COMMIT: inline
+    async with db.read() as conn:
+        rows = (await conn.execute(long_read(ordered))).all()
+        assert [r.n for r in rows] == [1, 2, 3]
+        # The mark was the long read's alone.
+        assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 3
+    assert len(calls.names) == 1  # the long read and its rows together
     calls.names.clear()
     async with db.write() as conn:
         await conn.execute(sa.text("INSERT INTO t VALUES (4)"))
@@ -65,6 +75,35 @@ async def test_a_read_statement_is_one_turn_and_a_write_transaction_one(
     # BEGIN IMMEDIATE inline (the write lock was free); the COMMIT, which may run a WAL
     # checkpoint, in the thread.
     assert calls.names == ["commit"]
+
+
+_COUNT = sa.select(sa.func.count()).select_from(sa.table("t"))
+
+
+async def test_a_long_read_lets_the_loop_go_on(db: Database) -> None:
+    """A read marked ``LONG_READ`` runs in the driver's thread: the loop serves others
+    meanwhile; the same statement unmarked holds the loop until it is done."""
+    slow = sa.text(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c"
+        " WHERE x < 2000000) SELECT sum(x) FROM c"
+    )
+    for statement, loop_went_on in ((long_read(slow), True), (slow, False)):
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        await asyncio.sleep(0)
+        async with db.read() as conn:
+            before = ticks
+            assert (await conn.execute(statement)).scalar() == 2000000 * 2000001 // 2
+            went_on = ticks - before > 10
+        ticker.cancel()
+        assert went_on is loop_went_on
 
 
 async def test_connections_go_back_to_their_pool_without_a_task(
@@ -115,23 +154,26 @@ async def test_connections_go_back_to_their_pool_without_a_task(
     assert values == [1, 2, 3, 4, 6]
 
 
-async def test_a_reads_begin_goes_to_the_thread_with_its_first_statement(
-    db: Database, tmp_path: Path
+@pytest.mark.parametrize("long", [False, True])
+async def test_a_reads_begin_waits_for_its_first_statement(
+    db: Database, tmp_path: Path, long: bool
 ) -> None:
-    """A reader's deferred BEGIN is issued in the driver's thread, just before the
-    transaction's first statement, not inline: the transaction is one snapshot all the
-    same, and one that ran no statement never began."""
+    """A reader's deferred BEGIN is issued just before the transaction's first statement
+    (inline, or in the driver's thread with a long read), not at once: the transaction is
+    one snapshot all the same, and one that ran no statement never began."""
     other = sqlite3.connect(tmp_path / "hubbub.db", isolation_level=None)
+    count = sa.text("SELECT count(*) FROM t")
+    first = long_read(count) if long else count
     try:
         async with db.read() as conn:
             raw = await conn.get_raw_connection()
             driver = raw.driver_connection
             assert driver is not None and not driver._connection.in_transaction
-            count = sa.text("SELECT count(*) FROM t")
-            assert (await conn.execute(count)).scalar() == 3
+            assert (await conn.execute(first)).scalar() == 3
             assert driver._connection.in_transaction
             other.execute("INSERT INTO t VALUES (9)")  # committed meanwhile
             assert (await conn.execute(count)).scalar() == 3  # the same snapshot
+            assert (await conn.execute(long_read(count))).scalar() == 3
         assert not driver._connection.in_transaction
         async with db.read() as conn:  # no statement: no transaction ever begins
             idle = (await conn.get_raw_connection()).driver_connection
@@ -144,17 +186,19 @@ async def test_a_reads_begin_goes_to_the_thread_with_its_first_statement(
 
 
 async def test_a_cancelled_read_gives_its_connection_back(db: Database) -> None:
-    """A request cancelled while its read runs in the driver's thread (a client that went
-    away): the transaction ends and the connection goes back to the pool."""
+    """A request cancelled while its long read runs in the driver's thread (a client that
+    went away): the transaction ends and the connection goes back to the pool."""
     started = asyncio.Event()
 
     async def slow_read() -> None:
         async with db.read() as conn:
             started.set()
             await conn.execute(
-                sa.text(
-                    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c"
-                    " WHERE x < 3000000) SELECT sum(x) FROM c"
+                long_read(
+                    sa.text(
+                        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c"
+                        " WHERE x < 3000000) SELECT sum(x) FROM c"
+                    )
                 )
             )
 
@@ -181,12 +225,15 @@ async def test_a_failed_write_rolls_back_and_the_writer_goes_on(db: Database) ->
     assert values == [1, 2, 3, 6]
 
 
-async def test_rows_fetched_with_the_statement_serve_every_fetch(db: Database) -> None:
+async def test_a_long_reads_rows_fetched_with_it_serve_every_fetch(db: Database) -> None:
     async with db.read() as conn:
         raw = await conn.get_raw_connection()
         driver = raw.driver_connection
         assert driver is not None
-        cursor = await driver.execute("SELECT n FROM t ORDER BY n")
+        driver.long_read_next = True  # as the execute event marks a LONG_READ
+        cursor = await driver.cursor()  # as SQLAlchemy executes
+        await cursor.execute("SELECT n FROM t ORDER BY n")
+        assert driver._prefetched  # the rows came back with the statement
         assert await cursor.fetchone() == (1,)
         assert await cursor.fetchmany(1) == [(2,)]
         assert await cursor.fetchall() == [(3,)]

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from hubbub import search
+from hubbub.db.dialects import long_read
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -117,9 +118,10 @@ class NarrowQuery:
         fts_window: ColumnElement[bool] | None = None,
     ) -> sa.Select[Any]:
         """Matching messages, optionally only those with ids strictly between bounds;
-        ``fts_window`` replaces the driving search condition (see ``fts_driver``)."""
+        ``fts_window`` replaces the driving search condition (see ``fts_driver``). A long
+        read (``LONG_READ``): how many rows a narrow walks has no bound."""
         bounds = id_bounds(message.c.id, above, below)
-        return (
+        return long_read(
             sa.select(*columns)
             .select_from(self.from_clause(above=above, below=below))
             .where(self.where(fts_window), *bounds)

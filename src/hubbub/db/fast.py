@@ -168,7 +168,7 @@ async def fetch_rows(
     values = compiled.values(params)
     try:
         if conn.dialect.name == "sqlite":
-            return compiled.rows(await driver.fetch_all(compiled.sql, values))
+            return compiled.rows(driver.fetch_all(compiled.sql, values))
         rows: Sequence[Sequence[Any]] = await driver.fetch(compiled.sql, *values)
     except _DRIVER_ERRORS as exc:
         # As SQLAlchemy would raise it: callers tell errors apart by its classes (an id

@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.dialects import long_read
 from hubbub.db.tables import message, user_message
 from hubbub.errors import JsonableError
 from hubbub.models import User
@@ -203,7 +204,7 @@ async def _fts_page(
         if len(rows) >= limit:
             return rows
         # Fewer than asked: final if the window held every match past the anchor.
-        counted = sa.select(sa.func.count()).select_from(hits.subquery())
+        counted = long_read(sa.select(sa.func.count()).select_from(hits.subquery()))
         if int((await conn.execute(counted)).scalar_one()) < window:
             return rows
         if query.names_stream:

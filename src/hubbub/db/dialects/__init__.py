@@ -7,8 +7,20 @@ from types import ModuleType
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.base import Executable
 
 T = TypeVar("T")
+S = TypeVar("S", bound=Executable)
+
+# The execution option of a read whose cost has no bound (a narrow's walk, a search):
+# SQLite runs it in its connection's thread, every other statement inline on the event
+# loop (``sqlite._Connection``); PostgreSQL ignores it.
+LONG_READ = "hubbub_long_read"
+
+
+def long_read(statement: S) -> S:
+    """``statement``, marked as a read that may take long (``LONG_READ``)."""
+    return statement.execution_options(**{LONG_READ: True})
 
 
 def for_name(name: str) -> ModuleType:

@@ -17,6 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import await_only
 
+from hubbub.db.dialects import LONG_READ
 from hubbub.db.tables import message, metadata
 
 BUSY_TIMEOUT_MS = 10_000
@@ -107,31 +108,43 @@ def install(engine: AsyncEngine, *, writer: bool = False) -> None:
         else:  # an in-memory database's plain aiosqlite connection
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
+    @sa.event.listens_for(sync_engine, "before_cursor_execute")
+    def _on_execute(
+        conn: sa.Connection,
+        _cursor: Any,
+        _statement: str,
+        _parameters: Any,
+        context: Any,
+        _executemany: bool,
+    ) -> None:
+        # Tells the dialect's connection where the statement runs (``_Connection``).
+        if context is not None and context.execution_options.get(LONG_READ):
+            driver = conn.connection.driver_connection
+            if isinstance(driver, _Connection):
+                driver.long_read_next = True
+
 
 class _Connection(aiosqlite.Connection):
-    """An aiosqlite connection that hands to its thread only the calls that can take time.
+    """An aiosqlite connection that runs its statements inline, in the event loop's
+    thread, and hands to its thread only what can take long.
 
     aiosqlite runs every call in its own thread and resumes the caller through the event
-    loop: a turn of the loop per call, four per statement (cursor, execute, fetch, close).
-    Under load each turn waits behind every other ready request. So calls that cannot take
-    long run in the loop's thread: creating and closing cursors, and a reader's ``COMMIT``
-    and ``ROLLBACK`` (a deferred transaction takes no lock). A reader's statements and
-    fetches, which can take long, stay in the thread, and its ``BEGIN`` goes there with
-    the transaction's first statement: a deferred ``BEGIN`` reads nothing until that
-    statement anyway, and inline it was 4 % of the loop's thread at 1,250 active users
-    (py-spy: each SQLite call lets go of the GIL, and taking it back waits for the
-    reader threads).
+    loop: a turn of the loop per call, and under load each turn waits behind every other
+    ready request, while the threads' wake-ups and their turns at the GIL cost the loop's
+    thread more than the statements themselves. So statements and their fetches run
+    inline, the readers' as the writer's. In the thread: a reader's statement marked
+    ``LONG_READ`` (a narrow's walk, a search: their cost has no bound, and there SQLite's
+    work holds no one else up), ``run_in_thread`` work, closing the connection, and the
+    writer's ``COMMIT`` and ``ROLLBACK``, which may run a WAL checkpoint. With readers
+    inline too, 1,750 simulated active users (``bench/load.py``, the full-scale realm) were
+    served at 58 % of a core with an average of 56 ms, against 84 % and 217 ms with every
+    reader's statement in the thread (docs/performance.md, *Reads inline*).
 
-    The writer (``writer=True``) runs its statements inline too: writes are serialized,
-    and a transaction holding the single writer across twenty loop turns (a send) made
-    writes queue for a second at 500 active users; inline, it holds the loop for its
-    statements' own time (well under a millisecond each), and its ``BEGIN IMMEDIATE``
-    (``_WriterConnection``). ``COMMIT`` and ``ROLLBACK``, which may run a WAL checkpoint,
-    stay in the thread.
-
-    A reader's statement and its rows come back in one turn: the thread fetches the rows
-    right after executing (SQLAlchemy fetches them all at once anyway), and the fetch that
-    follows is answered from them.
+    A reader's ``BEGIN`` waits for the transaction's first statement, and goes with it:
+    inline, or to the thread with a long read (a deferred ``BEGIN`` reads nothing until
+    that statement anyway). A long read's rows come back with it, in one turn: the
+    thread fetches them right after executing (SQLAlchemy fetches them all at once
+    anyway), and the fetch that follows is answered from them.
     """
 
     writer = False
@@ -140,8 +153,10 @@ class _Connection(aiosqlite.Connection):
         super().__init__(*args, **kwargs)
         # Rows fetched with their statement, by cursor, until fetched or closed.
         self._prefetched: dict[int, deque[Any]] = {}
-        # A reader's BEGIN, not issued yet: the next call in the thread issues it first.
+        # A reader's BEGIN, not issued yet: the next statement issues it first.
         self._begin_pending = False
+        # The next statement is a LONG_READ (set by ``install``'s execute event).
+        self.long_read_next = False
 
     async def _execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         owner = getattr(fn, "__self__", None)
@@ -151,16 +166,27 @@ class _Connection(aiosqlite.Connection):
                 return _fetch(fn.__name__, rows, args, owner.arraysize)
             if fn.__name__ in ("execute", "executemany", "close"):
                 self._prefetched.pop(id(owner), None)
-            if not self.writer and fn.__name__ == "execute":
-                return await self._execute_and_fetch(owner, args)
+            if fn.__name__ in ("execute", "executemany"):
+                long_read, self.long_read_next = self.long_read_next, False
+                if long_read and not self.writer and fn.__name__ == "execute":
+                    return await self._execute_and_fetch(owner, args)
+                self._begin_now()
         if owner is self._connection and fn.__name__ in ("commit", "rollback", "close"):
             # Nothing ran since BEGIN: there is no transaction to end.
             self._begin_pending = False
-        if self._in_thread(fn, args):
+        if self._in_thread(fn):
             return await self._on_thread(fn, *args, **kwargs)
         if not self._running or self._connection is None:
             raise ValueError("Connection closed")
         return fn(*args, **kwargs)
+
+    def _begin_now(self) -> None:
+        """Issue the pending ``BEGIN``, inline, before a statement that runs inline."""
+        if self._begin_pending:
+            if not self._running or self._connection is None:
+                raise ValueError("Connection closed")
+            self._begin_pending = False
+            self._connection.execute("BEGIN").close()
 
     def begin(self, write: bool) -> None:
         """Begin a transaction: a reader's ``BEGIN`` waits for its first statement (see
@@ -186,26 +212,19 @@ class _Connection(aiosqlite.Connection):
             return await super()._execute(begin_first)  # type: ignore[no-untyped-call]
         return await super()._execute(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
 
-    async def fetch_all(self, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def fetch_all(self, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:
         """The rows of one statement, given to the driver without SQLAlchemy
-        (``db/fast.py``): inline on the writer, in the thread on a reader, as this
-        connection runs every other statement; in whatever transaction is open."""
-
-        def run() -> list[tuple[Any, ...]]:
-            if self._connection is None:
-                raise ValueError("Connection closed")
-            cursor = self._connection.execute(sql, values)
-            try:
-                rows: list[tuple[Any, ...]] = cursor.fetchall()
-                return rows
-            finally:
-                cursor.close()
-
-        if not self.writer:
-            return await self._on_thread(run)  # type: ignore[no-any-return]
-        if not self._running:
+        (``db/fast.py``), inline as this connection's other statements, in whatever
+        transaction is open."""
+        self._begin_now()
+        if not self._running or self._connection is None:
             raise ValueError("Connection closed")
-        return run()
+        cursor = self._connection.execute(sql, values)
+        try:
+            rows: list[tuple[Any, ...]] = cursor.fetchall()
+            return rows
+        finally:
+            cursor.close()
 
     async def run_in_thread(self, work: Callable[[sqlite3.Connection], None]) -> None:
         """``work`` on the driver's connection in this connection's thread, the writer's
@@ -229,19 +248,16 @@ class _Connection(aiosqlite.Connection):
             self._prefetched[id(cursor)] = deque(rows)
         return cursor
 
-    def _in_thread(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
-        name = getattr(fn, "__name__", "")
+    def _in_thread(self, fn: Callable[..., Any]) -> bool:
+        """Whether a call other than a long read's statement goes to the thread."""
         if getattr(fn, "__self__", None) is self._connection:  # the connection's own calls
+            name = getattr(fn, "__name__", "")
             if name == "cursor":
                 return False
             if name in ("commit", "rollback"):
                 return self.writer
             return True  # close, and anything unforeseen
-        if name == "close":  # a cursor's
-            return False
-        # A reader's statements go to the thread (its BEGIN waits for the first of them:
-        # ``_execute``); the writer's run inline (its BEGIN is ``_WriterConnection``'s).
-        return not self.writer
+        return False  # a cursor's calls
 
 
 def _fetch(name: str, rows: deque[Any], args: tuple[Any, ...], arraysize: int) -> Any:
