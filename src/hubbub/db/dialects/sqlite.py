@@ -137,8 +137,9 @@ class _Connection(aiosqlite.Connection):
     work holds no one else up), ``run_in_thread`` work, closing the connection, and the
     writer's ``COMMIT`` and ``ROLLBACK``, which may run a WAL checkpoint. With readers
     inline too, 1,750 simulated active users (``bench/load.py``, the full-scale realm) were
-    served at 58 % of a core with an average of 56 ms, against 84 % and 217 ms with every
-    reader's statement in the thread (docs/performance.md, *Reads inline*).
+    served at 62-75 % of a core with an average of 60-156 ms, against 84-87 % and
+    217-248 ms with every reader's statement in the thread (docs/performance.md, *Reads
+    inline*).
 
     A reader's ``BEGIN`` waits for the transaction's first statement, and goes with it:
     inline, or to the thread with a long read (a deferred ``BEGIN`` reads nothing until
