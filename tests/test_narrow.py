@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiosqlite.core
 import pytest
 import sqlalchemy as sa
 
+from hubbub.db.dialects import LONG_READ
 from hubbub.db.tables import (
     direct_message_group,
     direct_message_group_member,
@@ -405,3 +407,33 @@ async def test_narrowed_queue_gets_matching_messages(env: TestEnv) -> None:
         await client.get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True})
     )
     assert [e["message"]["id"] for e in body["events"] if e["type"] == "message"] == [wanted]
+
+
+async def test_a_narrows_reads_are_long_reads(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every statement a narrow builds is marked ``LONG_READ`` (how many rows it walks has
+    no bound): on SQLite a page of ``GET /messages`` runs in the reader's thread, not
+    inline on the event loop with the request's other reads."""
+    await env.subscribe("hamlet", "Verona")
+    sent = await send_stream_message(env, "hamlet", "Verona", "hello there")
+    async with env.services.db.read() as conn:
+        terms = parse_narrow([["search", "hello"]])
+        query = await build_narrow_query(conn, env.users["hamlet"], terms)
+    assert query.select(message.c.id).get_execution_options().get(LONG_READ) is True
+    in_thread: list[str] = []
+    original = aiosqlite.core.Connection._execute
+
+    async def spy(conn: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        in_thread.append(getattr(fn, "__name__", "?"))
+        return await original(conn, fn, *args, **kwargs)
+
+    monkeypatch.setattr(aiosqlite.core.Connection, "_execute", spy)
+    params = {"anchor": "newest", "num_before": 10, "num_after": 0}
+    body = assert_success(
+        await env.client("hamlet").get("/messages", {**params, "narrow": '[["stream", "Verona"]]'})
+    )
+    assert [m["id"] for m in body["messages"]] == [sent]
+    if env.services.db.dialect_name == "sqlite":
+        # The page's read (with its rows), and nothing else of the request's reads.
+        assert in_thread == ["run"]

@@ -159,8 +159,8 @@ async def test_a_reads_begin_waits_for_its_first_statement(
     db: Database, tmp_path: Path, long: bool
 ) -> None:
     """A reader's deferred BEGIN is issued just before the transaction's first statement
-    (inline, or in the driver's thread with a long read), not at once: the transaction is
-    one snapshot all the same, and one that ran no statement never began."""
+    (inline, before a long read too), not at once: the transaction is one snapshot all
+    the same, and one that ran no statement never began."""
     other = sqlite3.connect(tmp_path / "hubbub.db", isolation_level=None)
     count = sa.text("SELECT count(*) FROM t")
     first = long_read(count) if long else count

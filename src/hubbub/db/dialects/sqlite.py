@@ -141,9 +141,10 @@ class _Connection(aiosqlite.Connection):
     217-248 ms with every reader's statement in the thread (docs/performance.md, *Reads
     inline*).
 
-    A reader's ``BEGIN`` waits for the transaction's first statement, and goes with it:
-    inline, or to the thread with a long read (a deferred ``BEGIN`` reads nothing until
-    that statement anyway). A long read's rows come back with it, in one turn: the
+    A reader's ``BEGIN`` waits for the transaction's first statement (a deferred
+    ``BEGIN`` reads nothing until then, and a transaction that runs none never begins),
+    and is issued inline just before it, a long read's too. A long read's rows come back
+    with it, in one turn: the
     thread fetches them right after executing (SQLAlchemy fetches them all at once
     anyway), and the fetch that follows is answered from them.
     """
@@ -168,10 +169,10 @@ class _Connection(aiosqlite.Connection):
             if fn.__name__ in ("execute", "executemany", "close"):
                 self._prefetched.pop(id(owner), None)
             if fn.__name__ in ("execute", "executemany"):
+                self._begin_now()
                 long_read, self.long_read_next = self.long_read_next, False
                 if long_read and not self.writer and fn.__name__ == "execute":
                     return await self._execute_and_fetch(owner, args)
-                self._begin_now()
         if owner is self._connection and fn.__name__ in ("commit", "rollback", "close"):
             # Nothing ran since BEGIN: there is no transaction to end.
             self._begin_pending = False
@@ -182,7 +183,8 @@ class _Connection(aiosqlite.Connection):
         return fn(*args, **kwargs)
 
     def _begin_now(self) -> None:
-        """Issue the pending ``BEGIN``, inline, before a statement that runs inline."""
+        """Issue the pending ``BEGIN``, inline, before the transaction's first statement
+        (wherever that runs)."""
         if self._begin_pending:
             if not self._running or self._connection is None:
                 raise ValueError("Connection closed")
@@ -199,18 +201,7 @@ class _Connection(aiosqlite.Connection):
         self._begin_pending = True
 
     async def _on_thread(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``fn`` in the driver's thread, after the pending ``BEGIN`` if there is one."""
-        if self._begin_pending:
-            self._begin_pending = False
-            connection, call = self._connection, partial(fn, *args, **kwargs)
-
-            def begin_first() -> Any:
-                if connection is None:
-                    raise ValueError("Connection closed")
-                connection.execute("BEGIN").close()
-                return call()
-
-            return await super()._execute(begin_first)  # type: ignore[no-untyped-call]
+        """``fn`` in the driver's thread."""
         return await super()._execute(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
 
     def fetch_all(self, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -237,6 +228,7 @@ class _Connection(aiosqlite.Connection):
                 raise ValueError("Connection closed")
             work(self._connection)
 
+        self._begin_now()
         await self._on_thread(run)
 
     async def _execute_and_fetch(self, cursor: sqlite3.Cursor, args: tuple[Any, ...]) -> Any:
