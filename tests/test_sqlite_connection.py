@@ -80,6 +80,50 @@ async def test_reads_run_inline_a_long_read_is_one_turn_and_a_write_transaction_
 _COUNT = sa.select(sa.func.count()).select_from(sa.table("t"))
 
 
+async def test_once_the_process_checkpoints_small_write_transactions_end_inline(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpoint job's first run turns the writer's automatic checkpoint off; from
+    then on a COMMIT or ROLLBACK of at most INLINE_COMMIT_MAX_CHANGES rows runs inline,
+    a bigger one in the thread."""
+    autocheckpoint = "PRAGMA wal_autocheckpoint"
+    limit = sqlite_dialect.INLINE_COMMIT_MAX_CHANGES
+    calls = ThreadCalls(monkeypatch)
+    async with db.write() as conn:
+        assert (await conn.exec_driver_sql(autocheckpoint)).scalar() > 0
+        await conn.execute(sa.text("INSERT INTO t VALUES (4)"))
+    assert calls.names == ["commit"]  # no checkpoint job yet: a COMMIT may checkpoint
+    await db.checkpoint()
+    async with db.write() as conn:
+        assert (await conn.exec_driver_sql(autocheckpoint)).scalar() == 0
+    async with db.read() as conn:  # readers keep theirs: they never commit a write
+        assert (await conn.exec_driver_sql(autocheckpoint)).scalar() > 0
+
+    def rows(start: int, count: int) -> list[dict[str, int]]:
+        return [{"n": n} for n in range(start, start + count)]
+
+    insert = sa.text("INSERT INTO t VALUES (:n)")
+    calls.names.clear()
+    async with db.write() as conn:
+        await conn.execute(insert, rows(100, limit))
+    assert calls.names == []
+    async with db.write() as conn:
+        await conn.execute(insert, rows(1000, limit + 1))
+    assert calls.names == ["commit"]
+    for count, expected in ((limit, []), (limit + 1, ["rollback"])):
+        calls.names.clear()
+        with pytest.raises(RuntimeError):
+            async with db.write() as conn:
+                await conn.execute(insert, rows(5000, count))
+                raise RuntimeError("changed my mind")
+        assert calls.names == expected
+    async with db.write() as conn:  # the changes before a transaction do not count
+        await conn.execute(insert, rows(9000, 1))
+    assert calls.names == ["rollback"]
+    async with db.read() as conn:
+        assert (await fetch_value(conn, _COUNT)) == 4 + limit + limit + 1 + 1
+
+
 async def test_a_long_read_lets_the_loop_go_on(db: Database) -> None:
     """A read marked ``LONG_READ`` runs in the driver's thread: the loop serves others
     meanwhile; the same statement unmarked holds the loop until it is done."""

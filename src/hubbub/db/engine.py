@@ -57,6 +57,8 @@ class Database:
         )
         self._write_lock = asyncio.Lock() if self.dialect.SERIALIZE_WRITES else None
         self._closes_inline: bool = self.dialect.closes_inline(self.url)
+        # Whether ``checkpoint`` ran: this process is the one that checkpoints.
+        self._owns_checkpoints = False
         # SQLite's readers stay open between read transactions (``db/kept_readers.py``),
         # as many as its pool allows.
         self.kept_readers: KeptReaders | None = None
@@ -157,7 +159,12 @@ class Database:
     async def checkpoint(self) -> int:
         """Move written pages from the log into the database file (SQLite's WAL); the
         number of pages (frames) the log held. The dialect may hold this process's writes
-        for part of it (``sqlite.checkpoint``)."""
+        for part of it (``sqlite.checkpoint``). The first call makes this process the one
+        that checkpoints: its writer's COMMITs stop doing so (``sqlite.own_checkpoints``)."""
+        if not self._owns_checkpoints:
+            async with self.write() as conn:
+                await self.dialect.own_checkpoints(conn)
+            self._owns_checkpoints = True
         frames: int = await self.dialect.checkpoint(self.url, self._write_lock)
         return frames
 

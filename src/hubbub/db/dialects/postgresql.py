@@ -134,6 +134,11 @@ async def checkpoint(url: str, write_lock: asyncio.Lock | None) -> int:
     return 0
 
 
+async def own_checkpoints(conn: AsyncConnection) -> None:
+    """Nothing to do: PostgreSQL's own checkpointer checkpoints."""
+    del conn
+
+
 def checkpoint_delay(frames: int, last_delay: float) -> float:
     """Never asked (no checkpoint job): the last delay again."""
     del frames

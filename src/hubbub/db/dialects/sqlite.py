@@ -54,9 +54,11 @@ READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 # writer's own automatic checkpoint did this at 16,384 frames inside a COMMIT, copying
 # whatever the job had not, with the single writer held: under the send flood sends
 # waited behind it (docs/performance.md, *The WAL's restart*). The automatic
-# checkpoint stays, at 256 MB of WAL (with 4 KB pages), as a backstop and for any
-# process that runs no such job (a command, the benchmark's seeder); it runs in a
-# COMMIT, which is why the writer's COMMITs run in the driver's thread.
+# checkpoint stays, at 256 MB of WAL (with 4 KB pages), for any process that runs no
+# such job (a command, the benchmark's seeder); it runs in a COMMIT, which is why such a
+# process's writer COMMITs in the driver's thread. The process that runs the job turns
+# it off on its writer (``own_checkpoints``), whose small transactions then commit
+# inline (INLINE_COMMIT_MAX_CHANGES).
 WAL_AUTOCHECKPOINT_PAGES = 65_536
 CHECKPOINT_RESTART_FRAMES = 16_384
 _CHECKPOINT_LONGEST_SECONDS = 1.0
@@ -68,6 +70,16 @@ CHECKPOINT_INTERVAL_SECONDS: float | None = _CHECKPOINT_LONGEST_SECONDS
 # copying and syncing (docs/performance.md, *The WAL checkpoint's pace*).
 CHECKPOINT_TARGET_FRAMES = 4_000
 CHECKPOINT_MIN_INTERVAL_SECONDS = 0.25
+# The largest write transaction (rows changed, ``total_changes``) the checkpointing
+# process's writer commits inline, on the event loop. A COMMIT writes the transaction's
+# pages to the WAL (no sync: synchronous=NORMAL), a few for a presence update or a send
+# to a small stream; in the driver's thread it cost a turn of the loop with the single
+# writer held, and under the active-user load writes queued for it (1,000 active users
+# in a slow hour: all requests' average 65.6-105.7 ms inline against 95.6-101.6 ms,
+# ahead in seven runs of nine; docs/performance.md, *Small commits inline*). A bigger
+# one (a send to 1,000 subscribers writes ~1,000 pages, ~4 MB) still commits in the
+# thread, where its writes do not hold the loop.
+INLINE_COMMIT_MAX_CHANGES = 100
 # The writer's page cache (negative: KiB). Those recipients' index pages are read again
 # by the next big send; SQLite's default 2 MB cache let them go and the insert of 1,000
 # rows read them back from the OS (14 -> 6 ms with 32 MB). Readers keep the default.
@@ -135,7 +147,7 @@ class _Connection(aiosqlite.Connection):
     inline, the readers' as the writer's. In the thread: a reader's statement marked
     ``LONG_READ`` (a narrow's walk, a search: their cost has no bound, and there SQLite's
     work holds no one else up), ``run_in_thread`` work, closing the connection, and the
-    writer's ``COMMIT`` and ``ROLLBACK``, which may run a WAL checkpoint. With readers
+    writer's ``COMMIT`` and ``ROLLBACK`` unless small (``_WriterConnection``). With readers
     inline too, 1,750 simulated active users (``bench/load.py``, the full-scale realm) were
     served at 62-75 % of a core with an average of 60-156 ms, against 84-87 % and
     217-248 ms with every reader's statement in the thread (docs/performance.md, *Reads
@@ -248,9 +260,13 @@ class _Connection(aiosqlite.Connection):
             if name == "cursor":
                 return False
             if name in ("commit", "rollback"):
-                return self.writer
+                return not self._ends_inline()
             return True  # close, and anything unforeseen
         return False  # a cursor's calls
+
+    def _ends_inline(self) -> bool:
+        """Whether this transaction's COMMIT or ROLLBACK runs inline: a reader's always."""
+        return True
 
 
 def _fetch(name: str, rows: deque[Any], args: tuple[Any, ...], arraysize: int) -> Any:
@@ -266,9 +282,35 @@ class _WriterConnection(_Connection):
     IMMEDIATE, which in the thread cost a turn of the loop with the single writer held:
     at 1,000 active users a write transaction held it for 6-29 ms (p50) for well under a
     millisecond of work, and writes queued for seconds (``bench/load.py``; see
-    docs/performance.md). Its COMMIT stays in the thread (see WAL_AUTOCHECKPOINT_PAGES)."""
+    docs/performance.md). Its COMMIT and ROLLBACK run in the thread, where a COMMIT's
+    automatic checkpoint holds no one but writers, until the process takes over the
+    checkpoints (``own_checkpoints``); then only a big transaction's (see
+    INLINE_COMMIT_MAX_CHANGES)."""
 
     writer = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # This process checkpoints (``own_checkpoints``): no automatic checkpoint here.
+        self.owns_checkpoints = False
+        # ``total_changes`` when the transaction began.
+        self._changes_at_begin = 0
+
+    def own_checkpoints(self) -> None:
+        """Turn the automatic checkpoint off: this process's job checkpoints instead, so a
+        COMMIT never copies the WAL and a small one may run inline (``_ends_inline``)."""
+        if self._connection is None or not self._running:
+            raise ValueError("Connection closed")
+        self._connection.execute("PRAGMA wal_autocheckpoint=0").close()
+        self.owns_checkpoints = True
+
+    def _ends_inline(self) -> bool:
+        """A small transaction ends inline once no COMMIT can checkpoint (see
+        INLINE_COMMIT_MAX_CHANGES); any other, in the thread."""
+        if not self.owns_checkpoints or self._connection is None:
+            return False
+        changed = self._connection.total_changes - self._changes_at_begin
+        return changed <= INLINE_COMMIT_MAX_CHANGES
 
     def begin(self, write: bool) -> None:
         """BEGIN IMMEDIATE (``write``) or BEGIN, inline if the write lock is free; if a
@@ -279,6 +321,7 @@ class _WriterConnection(_Connection):
         if connection is None or not self._running:
             raise ValueError("Connection closed")
         sql = "BEGIN IMMEDIATE" if write else "BEGIN"
+        self._changes_at_begin = connection.total_changes
         connection.execute("PRAGMA busy_timeout=0")
         try:
             connection.execute(sql).close()
@@ -416,6 +459,16 @@ async def _checkpoint_pass(path: str) -> int:
             connection.close()
 
     return await asyncio.to_thread(run)
+
+
+async def own_checkpoints(conn: AsyncConnection) -> None:
+    """This process checkpoints from now on (its checkpoint job's first run): the writer
+    ``conn`` (in a write transaction) stops checkpointing in its COMMITs. A writer
+    connection opened later, should the pool replace this one, checkpoints in its
+    COMMITs again, in the thread: slower, never wrong."""
+    driver = (await conn.get_raw_connection()).driver_connection
+    if isinstance(driver, _WriterConnection):
+        driver.own_checkpoints()
 
 
 def checkpoint_delay(frames: int, last_delay: float) -> float:
