@@ -1,10 +1,11 @@
-"""Heartbeat alarms: polls due in the same tenth of a second share one loop timer."""
+"""Heartbeat alarms: polls due in the same tenth of a second share one loop timer; polls
+woken by events, a batch a turn of the loop."""
 
 from __future__ import annotations
 
 import asyncio
 
-from hubbub.events.alarms import SLOT_SECONDS, Alarms
+from hubbub.events.alarms import SLOT_SECONDS, WAKE_BATCH, Alarms, wake_soon
 
 
 async def test_waiters_ring_at_their_deadline_as_timed_out() -> None:
@@ -63,3 +64,24 @@ async def test_an_already_woken_waiter_keeps_its_result() -> None:
     woken.set_result(False)  # an event arrived first
     await asyncio.sleep(0.05 + 2 * SLOT_SECONDS)
     assert woken.result() is False
+
+
+async def test_polls_woken_by_events_are_woken_a_batch_a_turn_in_order() -> None:
+    """``wake_soon``: WAKE_BATCH polls each turn of the loop, so that what arrived
+    meanwhile (here, this test's own coroutine) runs between two batches."""
+    loop = asyncio.get_running_loop()
+    waiters: list[asyncio.Future[bool]] = [loop.create_future() for _ in range(2 * WAKE_BATCH + 1)]
+    gone: asyncio.Future[bool] = loop.create_future()
+    gone.cancel()  # a poll whose client went away: skipped
+    wake_soon(gone)
+    for waiter in waiters:
+        wake_soon(waiter)
+    wake_soon(waiters[0])  # woken twice: once
+    assert not any(w.done() for w in waiters)  # nothing before the loop turns
+    woken: list[list[int]] = []
+    while not all(w.done() for w in waiters):
+        await asyncio.sleep(0)
+        woken.append([i for i, w in enumerate(waiters) if w.done()])
+    batch = list(range(WAKE_BATCH))
+    assert woken == [batch, list(range(2 * WAKE_BATCH)), list(range(2 * WAKE_BATCH + 1))]
+    assert {w.result() for w in waiters} == {False}  # woken by events, not timed out

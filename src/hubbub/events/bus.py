@@ -19,7 +19,7 @@ import orjson
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError, JsonableError
-from hubbub.events.alarms import Alarms, wake
+from hubbub.events.alarms import Alarms, wake_soon
 from hubbub.events.queues import (
     CREDENTIAL_RECHECK_SECONDS,
     QueueSpec,
@@ -135,7 +135,7 @@ class _MemoryQueue:
 
     def wake(self) -> None:
         if self.waiter is not None:
-            wake(self.waiter, timed_out=False)
+            wake_soon(self.waiter)
 
     def prune(self, last_event_id: int) -> None:
         while self.events and self.events[0]["id"] <= last_event_id:

@@ -26,7 +26,7 @@ import orjson
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError
-from hubbub.events.alarms import Alarms, wake
+from hubbub.events.alarms import Alarms, wake, wake_soon
 from hubbub.events.bus import CredentialsUnproved, Notice, credentials_fresh, pruned_error
 from hubbub.events.queues import (
     CREDENTIAL_RECHECK_SECONDS,
@@ -227,7 +227,7 @@ class RedisEventBus:
             for queue_id, token in held:
                 for waiter in self._waiters.get(queue_id, ()):
                     if not token or token != self._token(waiter):
-                        wake(waiter, timed_out=False)
+                        wake_soon(waiter)
 
     def _token(self, waiter: asyncio.Future[bool]) -> str:
         """What names a waiting poll in its own announcement (unique while it waits)."""
