@@ -4,6 +4,8 @@ woken by events, a batch a turn of the loop."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 from hubbub.events.alarms import SLOT_SECONDS, WAKE_BATCH, Alarms, wake_soon
 
@@ -85,3 +87,20 @@ async def test_polls_woken_by_events_are_woken_a_batch_a_turn_in_order() -> None
     batch = list(range(WAKE_BATCH))
     assert woken == [batch, list(range(2 * WAKE_BATCH)), list(range(2 * WAKE_BATCH + 1))]
     assert {w.result() for w in waiters} == {False}  # woken by events, not timed out
+
+
+def test_wake_ups_keep_no_event_loop_alive() -> None:
+    """A loop that woke polls can be collected once it is closed (tests run many)."""
+
+    async def wake_one() -> None:
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        wake_soon(waiter)
+        assert await waiter is False
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(wake_one())
+    loop.close()
+    gone = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert gone() is None

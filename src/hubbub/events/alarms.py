@@ -29,24 +29,24 @@ WAKE_BATCH = 64
 
 
 class _Wakeups:
-    """The polls ``wake_soon`` has yet to wake on one event loop, WAKE_BATCH a turn."""
+    """The polls ``wake_soon`` has yet to wake on one event loop, WAKE_BATCH a turn. It
+    holds no reference to its loop, the key of its entry in ``_wakeups``."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+    def __init__(self) -> None:
         self._pending: deque[asyncio.Future[bool]] = deque()
         self._scheduled = False
 
-    def add(self, waiter: asyncio.Future[bool]) -> None:
+    def add(self, waiter: asyncio.Future[bool], loop: asyncio.AbstractEventLoop) -> None:
         self._pending.append(waiter)
         if not self._scheduled:
             self._scheduled = True
-            self._loop.call_soon(self._run)
+            loop.call_soon(self._run, loop)
 
-    def _run(self) -> None:
+    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
         for _ in range(min(WAKE_BATCH, len(self._pending))):
             wake(self._pending.popleft(), timed_out=False)
         if self._pending:
-            self._loop.call_soon(self._run)
+            loop.call_soon(self._run, loop)
         else:
             self._scheduled = False
 
@@ -69,8 +69,8 @@ def wake_soon(waiter: asyncio.Future[bool]) -> None:
     loop = waiter.get_loop()
     wakeups = _wakeups.get(loop)
     if wakeups is None:
-        wakeups = _wakeups[loop] = _Wakeups(loop)
-    wakeups.add(waiter)
+        wakeups = _wakeups[loop] = _Wakeups()
+    wakeups.add(waiter, loop)
 
 
 class Alarms:
