@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from hubbub.db.dialects import long_read
 from hubbub.db.dialects import sqlite as sqlite_dialect
 from hubbub.db.engine import Database
-from hubbub.db.fast import fetch_value
+from hubbub.db.fast import fetch_rows, fetch_value
 from hubbub.db.migrate import upgrade
 from hubbub.workers.periodic import checkpoint_pace, run_every
 
@@ -123,6 +123,39 @@ async def test_once_the_process_checkpoints_small_write_transactions_end_inline(
     assert calls.names == []
     async with db.read() as conn:
         assert (await fetch_value(conn, _COUNT)) == 4 + limit + limit + 1 + 1
+
+
+_ORDERED = sa.select(sa.column("n")).select_from(sa.table("t")).order_by(sa.column("n"))
+_ORDERED_LONG = long_read(
+    sa.select(sa.column("n")).select_from(sa.table("t")).order_by(sa.column("n"))
+)
+
+
+async def test_fast_reads_marked_long_run_in_a_readers_thread(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fetch_rows`` of a statement marked ``long_read`` (``/register``'s unread rows): a
+    reader's in its thread, with its rows, in the reader's transaction; the writer's
+    inline, as all its statements."""
+    async with db.read() as conn:  # pooled connections: no connecting below
+        await conn.execute(sa.text("SELECT 1"))
+    async with db.write() as conn:
+        await conn.execute(sa.text("SELECT 1"))
+    calls = ThreadCalls(monkeypatch)
+    async with db.read() as conn:
+        assert [tuple(r) for r in await fetch_rows(conn, _ORDERED)] == [(1,), (2,), (3,)]
+        assert calls.names == []
+        assert [tuple(r) for r in await fetch_rows(conn, _ORDERED_LONG)] == [(1,), (2,), (3,)]
+        assert calls.names == ["run"]
+        # The same snapshot as the reader's other statements: a write committed now is
+        # not in it.
+        async with db.write() as writer:
+            await writer.execute(sa.text("INSERT INTO t VALUES (4)"))
+        assert len(await fetch_rows(conn, _ORDERED_LONG)) == 3
+    calls.names.clear()
+    async with db.write() as conn:
+        assert len(await fetch_rows(conn, _ORDERED_LONG)) == 4
+    assert calls.names == ["commit"]  # the read inline; the COMMIT as ever
 
 
 async def test_a_long_read_lets_the_loop_go_on(db: Database) -> None:

@@ -13,6 +13,8 @@ must convert, goes through SQLAlchemy. On SQLite the statement goes to the diale
 connection in its open transaction, its parameters converted as SQLAlchemy would (a
 float's ``to_float``: every presence ping's cutoff time had sent it through SQLAlchemy).
 The SQL is compiled once per statement, so only module-level statements may be given.
+A statement marked ``long_read`` runs, on SQLite, in the reader's thread, as it would
+through SQLAlchemy.
 
 Rows are read by position, or by name through ``named``; their columns must be ones
 asyncpg returns as SQLAlchemy would (ints, floats, strings, booleans;
@@ -32,6 +34,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.compiler import SQLCompiler
+
+from hubbub.db.dialects import LONG_READ
 
 
 class FastRow(tuple[Any, ...]):
@@ -56,6 +60,8 @@ class _Compiled:
     row: type[FastRow]
     convert: tuple[tuple[int, Callable[[Any], Any]], ...]
     convert_params: tuple[tuple[int, Callable[[Any], Any]], ...]
+    # Marked ``long_read``: on SQLite, a reader runs it in its connection's thread.
+    long: bool
 
     def values(self, params: Mapping[str, Any] | None) -> list[Any]:
         given = params or {}
@@ -100,14 +106,15 @@ def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
             bind.expanding or (dialect.name != "sqlite" and _converts(bind.type, dialect))
             for bind in compiled.binds.values()
         )
-        entry = (statement, _plan(compiled, dialect) if plain else None)
+        long = bool(statement.get_execution_options().get(LONG_READ))
+        entry = (statement, _plan(compiled, dialect, long) if plain else None)
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
         _COMPILED[key] = entry
     return entry[1]
 
 
-def _plan(compiled: SQLCompiler, dialect: Dialect) -> _Compiled:
+def _plan(compiled: SQLCompiler, dialect: Dialect, long: bool) -> _Compiled:
     columns = compiled._result_columns or []
     positions = tuple(compiled.positiontup or ())
     convert: list[tuple[int, Callable[[Any], Any]]] = []
@@ -128,6 +135,7 @@ def _plan(compiled: SQLCompiler, dialect: Dialect) -> _Compiled:
         row,
         tuple(convert),
         tuple(convert_params),
+        long,
     )
 
 
@@ -168,6 +176,8 @@ async def fetch_rows(
     values = compiled.values(params)
     try:
         if conn.dialect.name == "sqlite":
+            if compiled.long:
+                return compiled.rows(await driver.fetch_all_long(compiled.sql, values))
             return compiled.rows(driver.fetch_all(compiled.sql, values))
         rows: Sequence[Sequence[Any]] = await driver.fetch(compiled.sql, *values)
     except _DRIVER_ERRORS as exc:

@@ -230,6 +230,26 @@ class _Connection(aiosqlite.Connection):
         finally:
             cursor.close()
 
+    async def fetch_all_long(self, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """``fetch_all`` for a ``LONG_READ`` statement: a reader's in its thread, with its
+        rows (as ``_execute_and_fetch``); the writer's inline, as all of its statements."""
+        if self.writer:
+            return self.fetch_all(sql, values)
+        self._begin_now()
+
+        def run() -> list[tuple[Any, ...]]:
+            if self._connection is None:
+                raise ValueError("Connection closed")
+            cursor = self._connection.execute(sql, values)
+            try:
+                rows: list[tuple[Any, ...]] = cursor.fetchall()
+                return rows
+            finally:
+                cursor.close()
+
+        found: list[tuple[Any, ...]] = await self._on_thread(run)
+        return found
+
     async def run_in_thread(self, work: Callable[[sqlite3.Connection], None]) -> None:
         """``work`` on the driver's connection in this connection's thread, the writer's
         too, in whatever transaction is open: for the rare statement that reads much of
