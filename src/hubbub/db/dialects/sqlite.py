@@ -223,12 +223,7 @@ class _Connection(aiosqlite.Connection):
         self._begin_now()
         if not self._running or self._connection is None:
             raise ValueError("Connection closed")
-        cursor = self._connection.execute(sql, values)
-        try:
-            rows: list[tuple[Any, ...]] = cursor.fetchall()
-            return rows
-        finally:
-            cursor.close()
+        return _all_rows(self._connection, sql, values)
 
     async def fetch_all_long(self, sql: str, values: Sequence[Any]) -> list[tuple[Any, ...]]:
         """``fetch_all`` for a ``LONG_READ`` statement: a reader's in its thread, with its
@@ -240,12 +235,7 @@ class _Connection(aiosqlite.Connection):
         def run() -> list[tuple[Any, ...]]:
             if self._connection is None:
                 raise ValueError("Connection closed")
-            cursor = self._connection.execute(sql, values)
-            try:
-                rows: list[tuple[Any, ...]] = cursor.fetchall()
-                return rows
-            finally:
-                cursor.close()
+            return _all_rows(self._connection, sql, values)
 
         found: list[tuple[Any, ...]] = await self._on_thread(run)
         return found
@@ -287,6 +277,16 @@ class _Connection(aiosqlite.Connection):
     def _ends_inline(self) -> bool:
         """Whether this transaction's COMMIT or ROLLBACK runs inline: a reader's always."""
         return True
+
+
+def _all_rows(connection: sqlite3.Connection, sql: str, values: Sequence[Any]) -> list[Any]:
+    """All rows of one statement (``fetch_all``, inline or in the thread)."""
+    cursor = connection.execute(sql, values)
+    try:
+        rows: list[Any] = cursor.fetchall()
+        return rows
+    finally:
+        cursor.close()
 
 
 def _fetch(name: str, rows: deque[Any], args: tuple[Any, ...], arraysize: int) -> Any:
