@@ -126,9 +126,7 @@ async def test_once_the_process_checkpoints_small_write_transactions_end_inline(
 
 
 _ORDERED = sa.select(sa.column("n")).select_from(sa.table("t")).order_by(sa.column("n"))
-_ORDERED_LONG = long_read(
-    sa.select(sa.column("n")).select_from(sa.table("t")).order_by(sa.column("n"))
-)
+_ORDERED_LONG = long_read(_ORDERED)  # a copy of it, marked
 
 
 async def test_fast_reads_marked_long_run_in_a_readers_thread(
