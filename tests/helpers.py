@@ -23,6 +23,7 @@ from hubbub.clock import Clock
 from hubbub.db.migrate import upgrade
 from hubbub.models import Realm, Role, Stream, User
 from hubbub.queries.streams import get_stream_by_name
+from hubbub.redis_client import Redis
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 from tests import openapi
@@ -219,9 +220,33 @@ def redis_url_or_skip() -> str:
     return url
 
 
+TEST_NAMESPACE_PREFIX = "test-"
+
+
 def with_test_redis(settings: Settings) -> Settings:
-    """``settings`` using the test Redis under a fresh key namespace, or skip the test."""
-    return settings.with_(redis_url=redis_url_or_skip(), redis_namespace=f"test-{uuid.uuid4().hex}")
+    """``settings`` using the test Redis under a fresh key namespace, or skip the test;
+    ``running_env`` deletes the namespace's keys when it ends."""
+    namespace = f"{TEST_NAMESPACE_PREFIX}{uuid.uuid4().hex}"
+    return settings.with_(redis_url=redis_url_or_skip(), redis_namespace=namespace)
+
+
+async def drop_redis_namespace(url: str, namespace: str) -> int:
+    """Delete every key under ``namespace:`` (a test's own), so that test runs do not
+    leave their queues and counters in the shared Redis; the number deleted."""
+    client = Redis.from_url(url)
+    deleted = 0
+    try:
+        cursor = b"0"
+        while True:
+            cursor, keys = await client.execute_command(
+                "SCAN", cursor, "MATCH", f"{namespace}:*", "COUNT", 1000
+            )
+            if keys:
+                deleted += await client.execute_command("UNLINK", *keys)
+            if cursor == b"0":
+                return deleted
+    finally:
+        await client.aclose()
 
 
 @asynccontextmanager
@@ -236,3 +261,5 @@ async def running_env(settings: Settings, *, clock: Clock | None = None) -> Asyn
         yield env
     finally:
         await services.close()
+        if settings.redis_url and settings.redis_namespace.startswith(TEST_NAMESPACE_PREFIX):
+            await drop_redis_namespace(settings.redis_url, settings.redis_namespace)

@@ -18,7 +18,8 @@ from hubbub.redis_client import (
     RedisReplyError,
     encode,
 )
-from tests.helpers import redis_url_or_skip
+from hubbub.settings import Settings
+from tests.helpers import drop_redis_namespace, redis_url_or_skip, running_env, with_test_redis
 
 
 def test_urls() -> None:
@@ -221,3 +222,32 @@ async def test_a_subscription_reconnects(redis: Redis) -> None:
         assert await pubsub.get_message(wait=1) == b"two"
     finally:
         await pubsub.aclose()
+
+
+async def _namespace_keys(redis: Redis, namespace: str) -> list[bytes]:
+    cursor, found = b"0", []
+    while True:
+        cursor, keys = await redis.execute_command("SCAN", cursor, "MATCH", f"{namespace}:*")
+        found.extend(keys)
+        if cursor == b"0":
+            return found
+
+
+async def test_a_test_environment_leaves_no_keys_in_redis(redis: Redis, settings: Settings) -> None:
+    """``running_env`` on the Redis bus deletes its namespace when it ends: test runs
+    would otherwise leave every queue and counter they made in the shared Redis."""
+    settings = with_test_redis(settings)
+    namespace = settings.redis_namespace
+    async with running_env(settings) as env:
+        registered = await env.client("iago").post("/register", {"event_types": '["message"]'})
+        assert registered.status_code == 200
+        assert await _namespace_keys(redis, namespace)
+    assert await _namespace_keys(redis, namespace) == []
+    # Only the namespace's own keys go: a key beside it stays.
+    beside = f"{namespace}-beside:key"
+    try:
+        await redis.execute_command("SET", beside, "v")
+        assert await drop_redis_namespace(redis_url_or_skip(), namespace) == 0
+        assert await redis.execute_command("EXISTS", beside) == 1
+    finally:
+        await redis.execute_command("DEL", beside)

@@ -33,6 +33,7 @@ import zulip
 from sqlalchemy.engine import make_url
 
 from tests.e2e.client import assert_ok, close, make_client
+from tests.helpers import drop_redis_namespace
 
 PG_ENV = "HUBBUB_TEST_DATABASE_URL"
 STARTUP_TIMEOUT = 20.0
@@ -276,6 +277,17 @@ def fresh_postgres_database(base_url: str, prefix: str = "hubbub_e2e") -> Iterat
         yield make_url(base_url).set(database=name).render_as_string(hide_password=False)
     finally:
         asyncio.run(_pg_admin(base_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@contextmanager
+def fresh_redis_namespace(redis_url: str) -> Iterator[str]:
+    """A Redis key namespace of the test's own (``HUBBUB_REDIS_NAMESPACE``); its keys are
+    deleted after it, once the servers using it have stopped."""
+    namespace = f"e2e-{secrets.token_hex(16)}"
+    try:
+        yield namespace
+    finally:
+        asyncio.run(drop_redis_namespace(redis_url, namespace))
 
 
 # --- fixtures --------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,13 @@ import httpx
 import pytest
 import zulip
 
-from tests.e2e.conftest import HubbubServer, fresh_postgres_database, hubbub_env, serving
+from tests.e2e.conftest import (
+    HubbubServer,
+    fresh_postgres_database,
+    fresh_redis_namespace,
+    hubbub_env,
+    serving,
+)
 
 REDIS_ENV = "HUBBUB_TEST_REDIS_URL"
 PG_ENV = "HUBBUB_TEST_DATABASE_URL"
@@ -133,15 +138,24 @@ def test_event_from_one_process_reaches_a_poll_on_another(tmp_path: Path) -> Non
     registered through the first is polled through the second, and a change made through
     the first reaches that poll."""
     redis_url = os.environ[REDIS_ENV]
-    namespace = f"e2e-{uuid.uuid4().hex}"
-    env = hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace)
     extra = ["--redis-url", redis_url]
     with (
+        fresh_redis_namespace(redis_url) as namespace,
         fresh_postgres_database(os.environ[PG_ENV], prefix="hubbub_two") as database_url,
-        serving(tmp_path / "one", database_url=database_url, extra_args=extra, env=env) as one,
+        serving(
+            tmp_path / "one",
+            database_url=database_url,
+            extra_args=extra,
+            env=hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace),
+        ) as one,
     ):
         owner = one.owner()
-        with serving(tmp_path / "two", database_url=database_url, extra_args=extra, env=env) as two:
+        with serving(
+            tmp_path / "two",
+            database_url=database_url,
+            extra_args=extra,
+            env=hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace),
+        ) as two:
             through_one = client_for(one, owner.email, owner.api_key)
             through_two = client_for(two, owner.email, owner.api_key)
             queue = through_one.register(event_types=["realm_user"])
@@ -188,11 +202,16 @@ def test_serve_with_two_workers_shares_queues(tmp_path: Path) -> None:
     registered anywhere sees the events; SIGTERM answers a waiting poll at once (not after
     the grace period, cancelled), stops the workers and exits 0."""
 
-    env = hubbub_env(HUBBUB_REDIS_NAMESPACE=f"e2e-{uuid.uuid4().hex}")
     extra = ["--redis-url", os.environ[REDIS_ENV], "--workers", "2"]
     with (
+        fresh_redis_namespace(os.environ[REDIS_ENV]) as namespace,
         fresh_postgres_database(os.environ[PG_ENV], prefix="hubbub_workers") as database_url,
-        serving(tmp_path / "data", database_url=database_url, extra_args=extra, env=env) as srv,
+        serving(
+            tmp_path / "data",
+            database_url=database_url,
+            extra_args=extra,
+            env=hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace),
+        ) as srv,
     ):
         owner = srv.owner()
         for round_number in range(4):

@@ -14,7 +14,6 @@ import os
 import signal
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +28,7 @@ from tests.e2e.conftest import (
     PG_ENV,
     HubbubServer,
     fresh_postgres_database,
+    fresh_redis_namespace,
     hubbub_env,
     serving,
     start_serve,
@@ -59,9 +59,13 @@ def _wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
 @contextmanager
 def _shared_backend(prefix: str) -> Iterator[tuple[str, dict[str, str], list[str]]]:
     """A fresh PostgreSQL database, and a Redis namespace of its own for the test."""
-    env = hubbub_env(HUBBUB_REDIS_NAMESPACE=f"e2e-{uuid.uuid4().hex}")
-    with fresh_postgres_database(os.environ[PG_ENV], prefix=prefix) as database_url:
-        yield database_url, env, ["--redis-url", os.environ[REDIS_ENV]]
+    redis_url = os.environ[REDIS_ENV]
+    with (
+        fresh_redis_namespace(redis_url) as namespace,
+        fresh_postgres_database(os.environ[PG_ENV], prefix=prefix) as database_url,
+    ):
+        env = hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace)
+        yield database_url, env, ["--redis-url", redis_url]
 
 
 class _Poll:
