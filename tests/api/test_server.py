@@ -76,7 +76,7 @@ async def test_bug_is_json_500_and_logged(
     async def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(users_api, "list_users", broken)
+    monkeypatch.setattr(users_api, "get_user_dicts", broken)
     with caplog.at_level(logging.ERROR, logger="hubbub.api"):
         response = await env.client("hamlet").get("/users")
     assert response.status_code == 500

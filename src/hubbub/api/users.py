@@ -23,7 +23,7 @@ from hubbub.api.params import PathInt, PathStr
 from hubbub.errors import JsonableError, OrganizationAdminRequiredError
 from hubbub.models import Role, User
 from hubbub.queries.user_dicts import get_user_dicts
-from hubbub.queries.users import access_user_by_email, access_user_by_id, list_users
+from hubbub.queries.users import access_user_by_email, access_user_by_id
 
 MAX_DEACTIVATION_COMMENT = 2000
 
@@ -57,7 +57,7 @@ async def get_members(
 ) -> Payload:
     """Get all users"""
     async with req.services.db.read() as conn:
-        users = await list_users(conn, req.my_realm.id)
+        users = await req.services.realm_users.get(conn, req.my_realm.id)
         members = await get_user_dicts(
             conn,
             users,

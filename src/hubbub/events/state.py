@@ -37,7 +37,7 @@ from hubbub.queries.profile_fields import DEFAULT_EXTERNAL_ACCOUNTS
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
 from hubbub.queries.user_groups import get_group_id_by_name
-from hubbub.queries.users import list_users
+from hubbub.queries.users import RealmUsers, list_users
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
 from hubbub.settings import Settings
 
@@ -218,7 +218,10 @@ async def fetch_initial_state(
     slim_presence: bool = False,
     client_capabilities: dict[str, Any] | None = None,
     now: float | None = None,
+    realm_users: RealmUsers | None = None,
 ) -> dict[str, Any]:
+    """``/register``'s state; ``realm_users``, the process's users kept by realm, saves
+    reading every account of the realm when none has changed since."""
     state: dict[str, Any] = {
         "zulip_version": ZULIP_VERSION,
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,
@@ -237,7 +240,10 @@ async def fetch_initial_state(
         state["realm_notifications_stream_id"] = -1
         state["realm_signup_notifications_stream_id"] = -1
     if wanted("realm_user"):
-        users = await list_users(conn, realm.id)
+        if realm_users is not None:
+            users = await realm_users.get(conn, realm.id)
+        else:
+            users = await list_users(conn, realm.id)
         people = await get_user_dicts(
             conn, users, me, client_gravatar=client_gravatar, include_custom_profile_fields=True
         )
