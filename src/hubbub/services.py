@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
 from hubbub.events.bus import EventBus, MemoryEventBus
+from hubbub.queries.people import KeptPeople
 from hubbub.queries.presence import PresenceAnswers
-from hubbub.queries.users import RealmUsers
 from hubbub.ratelimit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
@@ -29,7 +29,7 @@ class Services:
     bus: EventBus
     redis: Redis | None = None
     presence: PresenceAnswers = field(default_factory=PresenceAnswers)
-    realm_users: RealmUsers = field(default_factory=RealmUsers)
+    people: KeptPeople = field(default_factory=KeptPeople)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:

@@ -33,7 +33,7 @@ import zulip
 from sqlalchemy.engine import make_url
 
 from tests.e2e.client import assert_ok, close, make_client
-from tests.helpers import drop_redis_namespace
+from tests.helpers import REDIS_ENV, drop_redis_namespace
 
 PG_ENV = "HUBBUB_TEST_DATABASE_URL"
 STARTUP_TIMEOUT = 20.0
@@ -288,6 +288,20 @@ def fresh_redis_namespace(redis_url: str) -> Iterator[str]:
         yield namespace
     finally:
         asyncio.run(drop_redis_namespace(redis_url, namespace))
+
+
+@contextmanager
+def shared_backend(prefix: str) -> Iterator[tuple[str, dict[str, str], list[str]]]:
+    """For servers sharing PostgreSQL and Redis: a fresh database (``prefix_<hex>``), the
+    environment naming a Redis namespace of the test's own, and the ``--redis-url``
+    arguments. Needs both test services' variables set."""
+    redis_url = os.environ[REDIS_ENV]
+    with (
+        fresh_redis_namespace(redis_url) as namespace,
+        fresh_postgres_database(os.environ[PG_ENV], prefix=prefix) as database_url,
+    ):
+        env = hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace)
+        yield database_url, env, ["--redis-url", redis_url]
 
 
 # --- fixtures --------------------------------------------------------------------------

@@ -12,16 +12,7 @@ import httpx
 import pytest
 import zulip
 
-from tests.e2e.conftest import (
-    HubbubServer,
-    fresh_postgres_database,
-    fresh_redis_namespace,
-    hubbub_env,
-    serving,
-)
-
-REDIS_ENV = "HUBBUB_TEST_REDIS_URL"
-PG_ENV = "HUBBUB_TEST_DATABASE_URL"
+from tests.e2e.conftest import PG_ENV, REDIS_ENV, HubbubServer, serving, shared_backend
 
 
 def client_for(server: HubbubServer, email: str, api_key: str) -> zulip.Client:
@@ -137,25 +128,12 @@ def test_event_from_one_process_reaches_a_poll_on_another(tmp_path: Path) -> Non
     """Two `hubbub serve` processes on one PostgreSQL database and one Redis: a queue
     registered through the first is polled through the second, and a change made through
     the first reaches that poll."""
-    redis_url = os.environ[REDIS_ENV]
-    extra = ["--redis-url", redis_url]
     with (
-        fresh_redis_namespace(redis_url) as namespace,
-        fresh_postgres_database(os.environ[PG_ENV], prefix="hubbub_two") as database_url,
-        serving(
-            tmp_path / "one",
-            database_url=database_url,
-            extra_args=extra,
-            env=hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace),
-        ) as one,
+        shared_backend("hubbub_two") as (database_url, env, extra),
+        serving(tmp_path / "one", database_url=database_url, extra_args=extra, env=env) as one,
     ):
         owner = one.owner()
-        with serving(
-            tmp_path / "two",
-            database_url=database_url,
-            extra_args=extra,
-            env=hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace),
-        ) as two:
+        with serving(tmp_path / "two", database_url=database_url, extra_args=extra, env=env) as two:
             through_one = client_for(one, owner.email, owner.api_key)
             through_two = client_for(two, owner.email, owner.api_key)
             queue = through_one.register(event_types=["realm_user"])
@@ -202,15 +180,13 @@ def test_serve_with_two_workers_shares_queues(tmp_path: Path) -> None:
     registered anywhere sees the events; SIGTERM answers a waiting poll at once (not after
     the grace period, cancelled), stops the workers and exits 0."""
 
-    extra = ["--redis-url", os.environ[REDIS_ENV], "--workers", "2"]
     with (
-        fresh_redis_namespace(os.environ[REDIS_ENV]) as namespace,
-        fresh_postgres_database(os.environ[PG_ENV], prefix="hubbub_workers") as database_url,
+        shared_backend("hubbub_workers") as (database_url, env, extra),
         serving(
             tmp_path / "data",
             database_url=database_url,
-            extra_args=extra,
-            env=hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace),
+            extra_args=[*extra, "--workers", "2"],
+            env=env,
         ) as srv,
     ):
         owner = srv.owner()

@@ -14,8 +14,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +25,13 @@ import zulip
 from tests.e2e.client import assert_ok, close, make_client
 from tests.e2e.conftest import (
     PG_ENV,
+    REDIS_ENV,
     HubbubServer,
-    fresh_postgres_database,
-    fresh_redis_namespace,
-    hubbub_env,
     serving,
+    shared_backend,
     start_serve,
     stop_serve,
 )
-
-REDIS_ENV = "HUBBUB_TEST_REDIS_URL"
 
 pytestmark = pytest.mark.skipif(
     not (os.environ.get(REDIS_ENV) and os.environ.get(PG_ENV)),
@@ -54,18 +50,6 @@ def _wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("condition not met in time")
-
-
-@contextmanager
-def _shared_backend(prefix: str) -> Iterator[tuple[str, dict[str, str], list[str]]]:
-    """A fresh PostgreSQL database, and a Redis namespace of its own for the test."""
-    redis_url = os.environ[REDIS_ENV]
-    with (
-        fresh_redis_namespace(redis_url) as namespace,
-        fresh_postgres_database(os.environ[PG_ENV], prefix=prefix) as database_url,
-    ):
-        env = hubbub_env(HUBBUB_REDIS_NAMESPACE=namespace)
-        yield database_url, env, ["--redis-url", redis_url]
 
 
 class _Poll:
@@ -180,7 +164,7 @@ class _Senders:
 
 
 def test_message_crosses_workers_and_survives_a_killed_worker(tmp_path: Path) -> None:
-    with _shared_backend("hubbub_workers_two") as (database_url, env, extra):
+    with shared_backend("hubbub_workers_two") as (database_url, env, extra):
         one = start_serve(tmp_path / "one", database_url=database_url, extra_args=extra, env=env)
         two: HubbubServer | None = None
         try:
@@ -273,7 +257,7 @@ def test_serve_workers_replaces_a_killed_worker(tmp_path: Path) -> None:
     """`serve --workers 2`: SIGKILL one worker mid-load; acknowledged messages and queues
     survive, the supervisor starts a new worker, and the service keeps answering."""
     with (
-        _shared_backend("hubbub_workers_kill") as (database_url, env, extra),
+        shared_backend("hubbub_workers_kill") as (database_url, env, extra),
         serving(
             tmp_path / "data",
             database_url=database_url,
@@ -311,7 +295,7 @@ def test_serve_workers_replaces_a_killed_worker(tmp_path: Path) -> None:
 
 def test_rate_limit_is_shared_by_workers(tmp_path: Path) -> None:
     """One budget per user, whichever process counts the request (Redis sorted sets)."""
-    with _shared_backend("hubbub_workers_limit") as (database_url, env, extra):
+    with shared_backend("hubbub_workers_limit") as (database_url, env, extra):
         env = {**env, "HUBBUB_RATE_LIMIT": "6"}
         with serving(tmp_path / "one", database_url=database_url, extra_args=extra, env=env) as one:
             owner = one.owner()

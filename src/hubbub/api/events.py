@@ -107,7 +107,7 @@ async def register(
             slim_presence=slim_presence,
             client_capabilities=spec.client_capabilities,
             now=services.clock.now(),
-            realm_users=services.realm_users,
+            people=services.people,
         )
     raced = await services.bus.get_events(
         spec.queue_id, None, block=False, now=services.clock.now()

@@ -18,7 +18,6 @@ from hubbub.queries.user_groups import (
     access_group_by_id,
     get_group_member_ids,
     get_subgroup_ids,
-    get_user_group_dicts,
     is_direct_member,
     is_user_in_group,
 )
@@ -57,7 +56,7 @@ async def get_user_groups(req: ApiRequest) -> Payload:
     """Get user groups"""
     check_member_or_admin(req.me)
     async with req.services.db.read() as conn:
-        return {"user_groups": await get_user_group_dicts(conn, req.me.realm_id)}
+        return {"user_groups": await req.services.people.groups(conn, req.me.realm_id)}
 
 
 @endpoint("PATCH", "/user_groups/{user_group_id:int}")

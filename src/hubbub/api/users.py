@@ -57,7 +57,7 @@ async def get_members(
 ) -> Payload:
     """Get all users"""
     async with req.services.db.read() as conn:
-        users = await req.services.realm_users.get(conn, req.my_realm.id)
+        users = await req.services.people.users(conn, req.my_realm.id)
         members = await get_user_dicts(
             conn,
             users,

@@ -79,11 +79,12 @@ user_profile = sa.Table(
     sa.Index("ix_user_profile_delivery_email", sa.func.lower(sa.column("delivery_email"))),
 )
 
-# How many times each realm's user_profile rows have changed, counted by triggers on
-# user_profile (migration 0017), so that a process can tell, with one read in the same
-# transaction, whether the realm's users it holds are still current (``queries.users.
-# RealmUsers``). No row: no change since the migration (version 0). No foreign key: a
-# realm's deletion deletes its users, whose triggers write here.
+# How many times each realm's people (user_profile, user_group and group membership rows)
+# have changed, counted by triggers (migrations 0017 and 0018), so that a process can
+# tell, with one read in the same transaction, whether the realm's users and groups it
+# keeps are still current (``queries/people.KeptPeople``). No row: no change since the
+# migration (version 0). No foreign key: a realm's deletion deletes its users, whose
+# triggers write here.
 realm_people_version = sa.Table(
     "realm_people_version",
     metadata,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hubbub.models import Realm, User
+from hubbub.queries.people import KeptPeople
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,5 @@ class StateContext:
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     # The services' clock at the fetch (``server_timestamp``, presence's two-week window).
     now: float | None = None
+    # The process's kept users and groups (``Services.people``); None reads them.
+    people: KeptPeople | None = None

@@ -33,11 +33,12 @@ from hubbub.events.stream_state import apply_stream_event, fetch_stream_state
 from hubbub.models import Realm, Role, User
 from hubbub.permissions import user_permission_flags
 from hubbub.push.bouncer import push_configured
+from hubbub.queries.people import KeptPeople
 from hubbub.queries.profile_fields import DEFAULT_EXTERNAL_ACCOUNTS
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
 from hubbub.queries.user_groups import get_group_id_by_name
-from hubbub.queries.users import RealmUsers, list_users
+from hubbub.queries.users import list_users
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
 from hubbub.settings import Settings
 
@@ -218,10 +219,10 @@ async def fetch_initial_state(
     slim_presence: bool = False,
     client_capabilities: dict[str, Any] | None = None,
     now: float | None = None,
-    realm_users: RealmUsers | None = None,
+    people: KeptPeople | None = None,
 ) -> dict[str, Any]:
-    """``/register``'s state; ``realm_users``, the process's users kept by realm, saves
-    reading every account of the realm when none has changed since."""
+    """``/register``'s state; ``people``, the process's users and groups kept by realm,
+    saves reading them all when none has changed since."""
     state: dict[str, Any] = {
         "zulip_version": ZULIP_VERSION,
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,
@@ -240,15 +241,15 @@ async def fetch_initial_state(
         state["realm_notifications_stream_id"] = -1
         state["realm_signup_notifications_stream_id"] = -1
     if wanted("realm_user"):
-        if realm_users is not None:
-            users = await realm_users.get(conn, realm.id)
+        if people is not None:
+            users = await people.users(conn, realm.id)
         else:
             users = await list_users(conn, realm.id)
-        people = await get_user_dicts(
+        persons = await get_user_dicts(
             conn, users, me, client_gravatar=client_gravatar, include_custom_profile_fields=True
         )
-        state["realm_users"] = [p for p in people if p["is_active"]]
-        state["realm_non_active_users"] = [p for p in people if not p["is_active"]]
+        state["realm_users"] = [p for p in persons if p["is_active"]]
+        state["realm_non_active_users"] = [p for p in persons if not p["is_active"]]
         state["cross_realm_bots"] = []
         state.update(
             identity_state(
@@ -270,6 +271,7 @@ async def fetch_initial_state(
         slim_presence=slim_presence,
         client_capabilities=client_capabilities or {},
         now=now,
+        people=people,
     )
     for fetch, _ in _PARTS:
         state.update(await fetch(conn, ctx))

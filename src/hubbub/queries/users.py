@@ -6,9 +6,9 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.credentials import api_keys_match
-from hubbub.db.fast import fetch_rows, fetch_value
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import realm as realm_table
-from hubbub.db.tables import realm_people_version, user_profile
+from hubbub.db.tables import user_profile
 from hubbub.errors import JsonableError
 from hubbub.models import Realm, Role, User
 
@@ -138,35 +138,6 @@ _FIRST_ACTIVE_USER_IDS = _ACTIVE_USER_IDS.limit(sa.bindparam("limit"))
 async def list_users(conn: AsyncConnection, realm_id: int) -> list[User]:
     rows = await fetch_rows(conn, _USERS, {"realm_id": realm_id})
     return [User.from_row(row) for row in rows]
-
-
-_PEOPLE_VERSION = sa.select(realm_people_version.c.version).where(
-    realm_people_version.c.realm_id == sa.bindparam("realm_id")
-)
-
-
-class RealmUsers:
-    """Each realm's users as this process last read them, with the realm's people version
-    (migration 0017's count of its user_profile changes) they were read at.
-
-    ``/register`` reads every account of the realm: ~6 ms of the event loop at 1,000
-    users, 5.5 % of its samples at 2,000 active users (docs/performance.md, *The realm's
-    users kept*). The version is read in the caller's transaction, so users returned are
-    exactly the rows of that transaction's snapshot, whichever process or command wrote
-    last; the triggers count every write of user_profile, so none can be missed."""
-
-    def __init__(self) -> None:
-        self._held: dict[int, tuple[int, tuple[User, ...]]] = {}
-
-    async def get(self, conn: AsyncConnection, realm_id: int) -> list[User]:
-        """``list_users(conn, realm_id)``, read again only when the realm's users changed."""
-        version = await fetch_value(conn, _PEOPLE_VERSION, {"realm_id": realm_id}) or 0
-        held = self._held.get(realm_id)
-        if held is not None and held[0] == version:
-            return list(held[1])
-        users = await list_users(conn, realm_id)
-        self._held[realm_id] = (version, tuple(users))
-        return users
 
 
 async def list_active_users(conn: AsyncConnection, realm_id: int) -> list[User]:
