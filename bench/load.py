@@ -24,6 +24,7 @@ result. Prints a table and writes JSON (default ``bench/results/load-<scale>[-db
 
     .venv/bin/python bench/load.py --scale 0.01 --active 20,50 --duration 20
     .venv/bin/python bench/load.py --keep /tmp/hubbub-load --active 250,500,1000,2000
+    .venv/bin/python bench/load.py --keep /tmp/hubbub-load --pristine --active 2000
     .venv/bin/python bench/load.py --scale 0.1 --workers 2 \\
         --database-url postgresql://postgres@127.0.0.1/hubbub_load \\
         --redis-url redis://127.0.0.1:6379/0
@@ -472,6 +473,8 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
         realm, r["seed"] = await seed(args, server)
         save_realm(realm, saved)
         log(f"seeded in {r['seed']['total_s']} s")
+    if args.pristine:
+        r["seed"]["pristine"] = start_pristine(workdir)
     r["config"].update(
         {"users": len(realm.users), "streams": len(realm.streams), "messages": args.messages}
     )
@@ -489,6 +492,24 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
     r["largest_healthy_users"] = max(healthy) if healthy else 0
     r["server_log_problems"] = server.problems()
     return r, server
+
+
+def start_pristine(workdir: Path) -> str:
+    """``--pristine``: the SQLite data directory as it was at the first run with the
+    option (kept in ``DIR/pristine``), so that every run starts from the same realm. Each
+    run adds its ~1,500 messages and their unread rows, and over a dozen runs the realm
+    grew slow enough to hide a change's effect (docs/performance.md, *The realm's people
+    kept*). Called with no server running: the files are then a consistent copy."""
+    data, pristine = workdir / "data", workdir / "pristine"
+    if not pristine.exists():
+        shutil.copytree(data, workdir / "pristine.partial")
+        (workdir / "pristine.partial").rename(pristine)
+        log(f"kept the realm as it is now in {pristine}")
+        return "kept"
+    shutil.rmtree(data)
+    shutil.copytree(pristine, data)
+    log(f"restored the realm from {pristine}")
+    return "restored"
 
 
 def print_table(r: dict[str, Any]) -> None:
@@ -556,6 +577,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--think", type=float, default=20.0, help="mean seconds between actions")
     parser.add_argument("--keep-going", action="store_true", help="past an unhealthy step")
     parser.add_argument("--keep", type=Path, help="seed into (or reuse) this directory")
+    parser.add_argument(
+        "--pristine",
+        action="store_true",
+        help="with --keep, SQLite: start every run from the realm as the first such run found it",
+    )
     parser.add_argument("--workers", type=int, default=1, help="passed to hubbub serve")
     parser.add_argument("--database-url", default="", help="passed to hubbub serve")
     parser.add_argument("--redis-url", default="", help="passed to hubbub serve")
@@ -564,6 +590,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.ramp = [int(n) for n in args.active.split(",")]
     if min(args.ramp) <= 0 or args.scale <= 0 or args.think <= 0:
         parser.error("--active, --scale and --think must be positive")
+    if args.pristine and (args.keep is None or args.database_url):
+        parser.error("--pristine needs --keep and SQLite (no --database-url)")
     return args
 
 
