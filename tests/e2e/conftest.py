@@ -304,6 +304,21 @@ def shared_backend(prefix: str) -> Iterator[tuple[str, dict[str, str], list[str]
         yield database_url, env, ["--redis-url", redis_url]
 
 
+@contextmanager
+def serving_workers(data_dir: Path, prefix: str, workers: int = 2) -> Iterator[HubbubServer]:
+    """``hubbub serve --workers N`` on a ``shared_backend`` of its own."""
+    with (
+        shared_backend(prefix) as (database_url, env, extra),
+        serving(
+            data_dir,
+            database_url=database_url,
+            extra_args=[*extra, "--workers", str(workers)],
+            env=env,
+        ) as server,
+    ):
+        yield server
+
+
 # --- fixtures --------------------------------------------------------------------------
 
 

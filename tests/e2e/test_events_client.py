@@ -12,7 +12,14 @@ import httpx
 import pytest
 import zulip
 
-from tests.e2e.conftest import PG_ENV, REDIS_ENV, HubbubServer, serving, shared_backend
+from tests.e2e.conftest import (
+    PG_ENV,
+    REDIS_ENV,
+    HubbubServer,
+    serving,
+    serving_workers,
+    shared_backend,
+)
 
 
 def client_for(server: HubbubServer, email: str, api_key: str) -> zulip.Client:
@@ -180,15 +187,7 @@ def test_serve_with_two_workers_shares_queues(tmp_path: Path) -> None:
     registered anywhere sees the events; SIGTERM answers a waiting poll at once (not after
     the grace period, cancelled), stops the workers and exits 0."""
 
-    with (
-        shared_backend("hubbub_workers") as (database_url, env, extra),
-        serving(
-            tmp_path / "data",
-            database_url=database_url,
-            extra_args=[*extra, "--workers", "2"],
-            env=env,
-        ) as srv,
-    ):
+    with serving_workers(tmp_path / "data", "hubbub_workers") as srv:
         owner = srv.owner()
         for round_number in range(4):
             # A fresh client (a new connection) per step, so requests spread over workers.

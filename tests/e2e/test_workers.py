@@ -28,6 +28,7 @@ from tests.e2e.conftest import (
     REDIS_ENV,
     HubbubServer,
     serving,
+    serving_workers,
     shared_backend,
     start_serve,
     stop_serve,
@@ -256,15 +257,7 @@ def _worker_pids(pid: int) -> list[int]:
 def test_serve_workers_replaces_a_killed_worker(tmp_path: Path) -> None:
     """`serve --workers 2`: SIGKILL one worker mid-load; acknowledged messages and queues
     survive, the supervisor starts a new worker, and the service keeps answering."""
-    with (
-        shared_backend("hubbub_workers_kill") as (database_url, env, extra),
-        serving(
-            tmp_path / "data",
-            database_url=database_url,
-            extra_args=[*extra, "--workers", "2"],
-            env=env,
-        ) as server,
-    ):
+    with serving_workers(tmp_path / "data", "hubbub_workers_kill") as server:
         owner = server.owner()
         _wait_for(lambda: len(_worker_pids(server.pid)) == 2)
         first = _client(server, owner.email, owner.api_key)

@@ -16,6 +16,8 @@ class StateContext:
     realm: Realm
     # Whether the client asked for the state of this event type (``fetch_event_types``).
     wanted: Callable[[str], bool]
+    # The process's kept users and groups (``Services.people``).
+    people: KeptPeople
     client_gravatar: bool = False
     include_subscribers: bool = False
     # ``presences`` keyed by user id (True) or, for old clients, by email (False).
@@ -23,5 +25,3 @@ class StateContext:
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     # The services' clock at the fetch (``server_timestamp``, presence's two-week window).
     now: float | None = None
-    # The process's kept users and groups (``Services.people``); None reads them.
-    people: KeptPeople | None = None

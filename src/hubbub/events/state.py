@@ -38,7 +38,6 @@ from hubbub.queries.profile_fields import DEFAULT_EXTERNAL_ACCOUNTS
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
 from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
 from hubbub.queries.user_groups import get_group_id_by_name
-from hubbub.queries.users import list_users
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
 from hubbub.settings import Settings
 
@@ -219,10 +218,10 @@ async def fetch_initial_state(
     slim_presence: bool = False,
     client_capabilities: dict[str, Any] | None = None,
     now: float | None = None,
-    people: KeptPeople | None = None,
+    people: KeptPeople,
 ) -> dict[str, Any]:
-    """``/register``'s state; ``people``, the process's users and groups kept by realm,
-    saves reading them all when none has changed since."""
+    """``/register``'s state; ``people``, the process's users and groups kept by realm
+    (``Services.people``), saves reading them all when none has changed since."""
     state: dict[str, Any] = {
         "zulip_version": ZULIP_VERSION,
         "zulip_feature_level": ZULIP_FEATURE_LEVEL,
@@ -241,10 +240,7 @@ async def fetch_initial_state(
         state["realm_notifications_stream_id"] = -1
         state["realm_signup_notifications_stream_id"] = -1
     if wanted("realm_user"):
-        if people is not None:
-            users = await people.users(conn, realm.id)
-        else:
-            users = await list_users(conn, realm.id)
+        users = await people.users(conn, realm.id)
         persons = await get_user_dicts(
             conn, users, me, client_gravatar=client_gravatar, include_custom_profile_fields=True
         )

@@ -7,14 +7,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.events.context import StateContext
-from hubbub.queries.user_groups import get_user_group_dicts
 
 
 async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:
     if ctx.wanted("realm_user_groups") or ctx.wanted("user_group"):
-        if ctx.people is not None:
-            return {"realm_user_groups": await ctx.people.groups(conn, ctx.me.realm_id)}
-        return {"realm_user_groups": await get_user_group_dicts(conn, ctx.me.realm_id)}
+        return {"realm_user_groups": await ctx.people.groups(conn, ctx.me.realm_id)}
     return {}
 
 
