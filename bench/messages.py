@@ -74,7 +74,7 @@ from hubbub.actions.message_recipients import (
     stream_recipient_id,
 )
 from hubbub.db.engine import Database
-from hubbub.db.tables import message, stream, user_message, user_profile
+from hubbub.db.tables import message, stream, user_message, user_message_rows, user_profile
 from hubbub.queries.message_dicts import RECIPIENT_PERSONAL
 
 # Zulip's flag bits (DESIGN.md §5).
@@ -387,7 +387,11 @@ class Seeder:
                         await raw.executemany(
                             _insert_sql(message.name, list(msg_rows[0])), msg_tuples
                         )
-                        await raw.executemany(_insert_sql(user_message.name, UM_COLUMNS), um_rows)
+                        # SQLite's user_message is a view (migration 0019): its user-major
+                        # table, as rows settled long ago.
+                        await raw.executemany(
+                            _insert_sql(user_message_rows.name, UM_COLUMNS), um_rows
+                        )
                 return time.perf_counter() - insert_started
 
             pending: asyncio.Future[float] | None = None
@@ -544,7 +548,7 @@ async def _sqlite_drop_secondary(db: Database) -> list[str]:
         rows = (
             await conn.exec_driver_sql(
                 "SELECT type, name, sql FROM sqlite_master"
-                " WHERE tbl_name IN ('message', 'user_message') AND sql IS NOT NULL"
+                " WHERE tbl_name IN ('message', 'user_message_rows') AND sql IS NOT NULL"
                 " AND (type = 'index' OR name = 'message_fts_insert')"
             )
         ).all()

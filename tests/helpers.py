@@ -13,6 +13,8 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.applications import Starlette
 
 from hubbub.actions.realms import do_create_realm
@@ -20,6 +22,7 @@ from hubbub.actions.streams import StreamOptions, bulk_add_subscriptions, do_cre
 from hubbub.actions.users import check_create_user
 from hubbub.app import create_app
 from hubbub.clock import Clock
+from hubbub.db.dialects import user_message_tables
 from hubbub.db.migrate import upgrade
 from hubbub.models import Realm, Role, Stream, User
 from hubbub.queries.streams import get_stream_by_name
@@ -263,3 +266,21 @@ async def running_env(settings: Settings, *, clock: Clock | None = None) -> Asyn
         await services.close()
         if settings.redis_url and settings.redis_namespace.startswith(TEST_NAMESPACE_PREFIX):
             await drop_redis_namespace(settings.redis_url, settings.redis_namespace)
+
+
+async def add_user_message_flags(
+    conn: AsyncConnection,
+    bits: int,
+    *,
+    user_id: int | None = None,
+    message_ids: list[int] | None = None,
+) -> None:
+    """Set ``bits`` on the user_message rows of ``user_id`` and/or ``message_ids``, in
+    each table that holds them (SQLite's ``user_message`` is a view: migration 0019)."""
+    for table in user_message_tables(conn):
+        where = []
+        if user_id is not None:
+            where.append(table.c.user_profile_id == user_id)
+        if message_ids is not None:
+            where.append(table.c.message_id.in_(message_ids))
+        await conn.execute(sa.update(table).where(*where).values(flags=table.c.flags.op("|")(bits)))

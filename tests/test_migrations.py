@@ -14,7 +14,7 @@ from alembic.migration import MigrationContext
 
 from hubbub.db.engine import Database
 from hubbub.db.migrate import alembic_config, upgrade
-from hubbub.db.tables import metadata
+from hubbub.db.tables import metadata, sqlite_metadata, user_message
 
 
 def _not_search(obj: Any, name: str | None, type_: str, reflected: bool, other: Any) -> bool:
@@ -37,21 +37,34 @@ def _for_dialect(dialect: str) -> Any:
     return include
 
 
+def _declared(dialect: str) -> sa.MetaData:
+    """tables.py's schema as ``dialect`` holds it: on SQLite, ``user_message`` is a view
+    of two tables declared apart (``sqlite_metadata``, migration 0019)."""
+    if dialect != "sqlite":
+        return metadata
+    declared = sa.MetaData(naming_convention=metadata.naming_convention)
+    for table in metadata.tables.values():
+        if table is not user_message:
+            table.to_metadata(declared)
+    for table in sqlite_metadata.tables.values():
+        table.to_metadata(declared)
+    return declared
+
+
 def _diff(connection: sa.Connection) -> list[Any]:
+    dialect = connection.dialect.name
     with warnings.catch_warnings():
         # Expression indexes cannot be reflected on SQLite; alembic warns and skips them.
         warnings.simplefilter("ignore")
         context = MigrationContext.configure(
-            connection,
-            opts={"compare_type": True, "include_object": _for_dialect(connection.dialect.name)},
+            connection, opts={"compare_type": True, "include_object": _for_dialect(dialect)}
         )
-        return list(compare_metadata(context, metadata))
+        return list(compare_metadata(context, _declared(dialect)))
 
 
 def _user_message_references(connection: sa.Connection) -> list[str]:
-    return sorted(
-        fk["referred_table"] for fk in sa.inspect(connection).get_foreign_keys("user_message")
-    )
+    table = "user_message_rows" if connection.dialect.name == "sqlite" else "user_message"
+    return sorted(fk["referred_table"] for fk in sa.inspect(connection).get_foreign_keys(table))
 
 
 def _user_statistics_target(connection: sa.Connection) -> int | None:
@@ -177,7 +190,8 @@ async def test_user_message_is_keyed_without_rowid_on_sqlite(tmp_path: Path) -> 
                 [{"u": u, "m": m, "f": f} for u, m, f in rows],
             )
         old_sql, old_indexes, old_rows = await layout()
-        await upgrade(db)
+        async with db.write() as conn:
+            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0016"))
         new_sql, new_indexes, new_rows = await layout()
         await to("0015")
         back_sql, back_indexes, back_rows = await layout()
@@ -192,3 +206,84 @@ async def test_user_message_is_keyed_without_rowid_on_sqlite(tmp_path: Path) -> 
     ]
     assert sorted(old_rows) == sorted(new_rows) == sorted(back_rows) == sorted(rows)
     assert "WITHOUT ROWID" not in back_sql and back_indexes == old_indexes
+
+
+async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_sqlite(
+    tmp_path: Path,
+) -> None:
+    """Migration 0019: SQLite's user_message table is renamed user_message_rows, with its
+    rows, indexes and planner statistics, beside an empty user_message_staged, and
+    user_message reads both; downgrading moves the staged rows back into the table."""
+    db = Database(f"sqlite:///{tmp_path / 'old.db'}")
+    rows = [(1, 10, 0), (1, 11, 1), (2, 10, 2048 | 2)]
+
+    async def run(statement: str, params: Any = None) -> list[tuple[Any, ...]]:
+        async with db.write() as conn:
+            result = await conn.execute(sa.text(statement), params)
+            return [tuple(r) for r in result] if result.returns_rows else []
+
+    async def to(revision: str) -> None:
+        async with db.write() as conn:
+            if revision == "head":
+                await conn.run_sync(lambda c: command.upgrade(alembic_config(c), revision))
+            else:
+                await conn.run_sync(lambda c: command.downgrade(alembic_config(c), revision))
+        await db.dispose()  # the pool's connections read the new schema
+
+    def kinds() -> str:
+        return (
+            "SELECT name, type FROM sqlite_master WHERE name LIKE 'user_message%'"
+            " AND type IN ('table', 'view') ORDER BY name"
+        )
+
+    try:
+        async with db.write() as conn:
+            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0018"))
+        for statement in (
+            "INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old', 0)",
+            "INSERT INTO user_profile (id, realm_id, email, delivery_email, full_name,"
+            " api_key, role, date_joined) VALUES (1, 1, 'a@x.org', 'a@x.org', 'A', 'k1',"
+            " 400, 0), (2, 1, 'b@x.org', 'b@x.org', 'B', 'k2', 400, 0)",
+            "INSERT INTO recipient (id, type, type_id) VALUES (1, 1, 1)",
+            "INSERT INTO message (id, realm_id, sender_id, recipient_id, content,"
+            " date_sent, sending_client) VALUES (10, 1, 1, 1, 'x', 0, 'test'),"
+            " (11, 1, 2, 1, 'y', 0, 'test'), (12, 1, 2, 1, 'z', 0, 'test')",
+        ):
+            await run(statement)
+        await run(
+            "INSERT INTO user_message VALUES (:u, :m, :f)",
+            [dict(zip("umf", r, strict=True)) for r in rows],
+        )
+        await run("ANALYZE user_message")
+        stats_before = await run("SELECT idx, stat FROM sqlite_stat1 WHERE tbl = 'user_message'")
+        await upgrade(db)
+        await db.dispose()
+        assert await run(kinds()) == [
+            ("user_message", "view"),
+            ("user_message_rows", "table"),
+            ("user_message_staged", "table"),
+        ]
+        assert await run("SELECT * FROM user_message_rows ORDER BY 1, 2") == rows
+        stats_after = await run(
+            "SELECT idx, stat FROM sqlite_stat1 WHERE tbl = 'user_message_rows'"
+        )
+        assert sorted(stats_after) == sorted(
+            ("user_message_rows" if idx == "user_message" else idx, stat)
+            for idx, stat in stats_before
+        )
+        assert stats_before
+        staged = [(12, 1, 0), (12, 2, 1)]
+        await run(
+            "INSERT INTO user_message_staged VALUES (:m, :u, :f)",
+            [dict(zip("muf", r, strict=True)) for r in staged],
+        )
+        everything = sorted(rows + [(u, m, f) for m, u, f in staged])
+        assert await run("SELECT * FROM user_message ORDER BY 1, 2") == everything
+        await to("0018")
+        assert await run(kinds()) == [("user_message", "table")]
+        assert await run("SELECT * FROM user_message ORDER BY 1, 2") == everything
+        assert sorted(
+            await run("SELECT idx, stat FROM sqlite_stat1 WHERE tbl = 'user_message'")
+        ) == sorted(stats_before)
+    finally:
+        await db.dispose()

@@ -9,7 +9,7 @@ import aiosqlite.core
 import pytest
 import sqlalchemy as sa
 
-from hubbub.db.dialects import LONG_READ
+from hubbub.db.dialects import LONG_READ, user_message_settled
 from hubbub.db.tables import (
     direct_message_group,
     direct_message_group_member,
@@ -17,7 +17,6 @@ from hubbub.db.tables import (
     recipient,
     stream,
     subscription,
-    user_message,
     user_topic,
 )
 from hubbub.errors import BadNarrowError, JsonableError
@@ -212,7 +211,7 @@ class World:
             message_id = int(result.inserted_primary_key[0])
             for user, flags in rows.items():
                 await conn.execute(
-                    user_message.insert().values(
+                    sa.insert(user_message_settled(conn)).values(
                         user_profile_id=self.uid(user), message_id=message_id, flags=flags
                     )
                 )

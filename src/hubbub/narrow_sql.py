@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from hubbub import search
-from hubbub.db.dialects import long_read
+from hubbub.db.dialects import long_read, outer_joined_rows
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -75,6 +75,10 @@ class NarrowQuery:
     # A negated search term: PostgreSQL's choice of walk (``walk_rows``) covers only
     # words that must match.
     negated_search: bool = False
+    # The database's dialect: on SQLite ``user_message`` is a view of two tables, which a
+    # stream history's outer join reads each of (``outer_joined_rows``); a statement with
+    # an inner join runs once per table (``dialects.user_message_arms``).
+    dialect: str = "postgresql"
 
     def order_id(self) -> ColumnElement[int]:
         """The id column to order pages by: the same ids, in the index the query walks."""
@@ -121,11 +125,14 @@ class NarrowQuery:
         ``fts_window`` replaces the driving search condition (see ``fts_driver``). A long
         read (``LONG_READ``): how many rows a narrow walks has no bound."""
         bounds = id_bounds(message.c.id, above, below)
-        return long_read(
+        statement = long_read(
             sa.select(*columns)
             .select_from(self.from_clause(above=above, below=below))
             .where(self.where(fts_window), *bounds)
         )
+        if self.include_history:
+            return outer_joined_rows(self.dialect, statement)
+        return statement
 
     def walk_rows(
         self, *, above: int | None, below: int | None, newest_first: bool, limit: int
@@ -469,7 +476,13 @@ async def build_narrow_query(
     conn: AsyncConnection, user: User, terms: list[NarrowTerm]
 ) -> NarrowQuery:
     has_stream = any(t.operator == "stream" and not t.negated for t in terms)
-    query = NarrowQuery(user, [], _include_history(user, terms), names_stream=has_stream)
+    query = NarrowQuery(
+        user,
+        [],
+        _include_history(user, terms),
+        names_stream=has_stream,
+        dialect=conn.dialect.name,
+    )
     query.rows_first = not query.include_history and all(
         (t.operator == "is" and t.operand in FLAG_IS) or t.operator == "in" for t in terms
     )

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from hubbub.db.tables import subscription, user_message, user_topic
 from hubbub.queries.message_fetch import LARGER_THAN_MAX_MESSAGE_ID
-from tests.helpers import TestEnv, assert_error, assert_success
+from tests.helpers import TestEnv, add_user_message_flags, assert_error, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 
@@ -74,14 +74,7 @@ async def test_first_unread_skips_muted_topics(env: TestEnv) -> None:
     ids = await _five(env)
     hamlet = env.users["hamlet"]
     async with env.services.db.write() as conn:
-        await conn.execute(
-            user_message.update()
-            .where(
-                user_message.c.user_profile_id == hamlet.id,
-                user_message.c.message_id.in_(ids[:2]),
-            )
-            .values(flags=user_message.c.flags.op("|")(1))
-        )
+        await add_user_message_flags(conn, 1, user_id=hamlet.id, message_ids=ids[:2])
     body = await _get(env, anchor="first_unread", num_after=1)
     assert (body["anchor"], _ids(body)) == (ids[2], ids[2:4])
     body = await _get(env, use_first_unread_anchor=True)

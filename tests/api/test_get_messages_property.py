@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hubbub.db.tables import message, recipient, user_message
 from hubbub.queries.message_fetch import LARGER_THAN_MAX_MESSAGE_ID
 from hubbub.queries.messages import READ, STARRED, flag_names
-from tests.helpers import TestEnv, assert_success
+from tests.helpers import TestEnv, add_user_message_flags, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 TERMS = [
@@ -57,14 +57,7 @@ async def _world(env: TestEnv) -> dict[str, Any]:
         )
         for index, (message_id,) in enumerate(rows):
             bits = (READ if index % 2 else 0) | (STARRED if index % 3 == 0 else 0)
-            await conn.execute(
-                user_message.update()
-                .where(
-                    user_message.c.user_profile_id == hamlet,
-                    user_message.c.message_id == message_id,
-                )
-                .values(flags=user_message.c.flags.op("|")(bits))
-            )
+            await add_user_message_flags(conn, bits, user_id=hamlet, message_ids=[message_id])
     async with env.services.db.read() as conn:
         messages = [
             dict(r._mapping)

@@ -9,12 +9,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from hubbub.db.tables import subscription, user_message
+from hubbub.db.tables import subscription
 from hubbub.events.message_delete_state import apply
 from hubbub.events.queues import DELETE_FORM_MARK, QueueSpec, shape_event
 from hubbub.queries.messages import READ, STARRED
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.helpers import TestEnv, add_user_message_flags, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 BULK: dict[str, Any] = {"client_capabilities": {"bulk_message_deletion": True}}
@@ -41,13 +41,8 @@ def _delete_topic(
 
 async def _set_flags(env: TestEnv, user: str, message_id: int, bits: int) -> None:
     async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(user_message)
-            .where(
-                user_message.c.user_profile_id == env.users[user].id,
-                user_message.c.message_id == message_id,
-            )
-            .values(flags=user_message.c.flags.op("|")(bits))
+        await add_user_message_flags(
+            conn, bits, user_id=env.users[user].id, message_ids=[message_id]
         )
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from hubbub.db.tables import subscription, user_message
+from hubbub.db.tables import subscription
+from hubbub.queries.messages import STARRED
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.helpers import TestEnv, add_user_message_flags, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 
@@ -181,9 +182,7 @@ async def test_starred_messages_state(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     message_id = await send_stream_message(env, "hamlet", "Denmark")
     async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(user_message).where(user_message.c.message_id == message_id).values(flags=2)
-        )
+        await add_user_message_flags(conn, STARRED, message_ids=[message_id])
     state = await register(env, env.users["hamlet"])
     assert state["starred_messages"] == [message_id]
     assert "max_message_id" not in await register(

@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import sqlalchemy as sa
 
-from hubbub.db.tables import stream, user_message
+from hubbub.db.tables import stream
 from hubbub.queries.messages import READ
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.helpers import TestEnv, add_user_message_flags, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 Action = Callable[[], Awaitable[None]]
@@ -183,11 +183,7 @@ async def test_reacting_unmutes_in_a_muted_stream(env: TestEnv) -> None:
     # Read, so the unread count does not depend on the topic's policy: applying a
     # user_topic event does not recount unread_msgs yet (events/stream_state.py).
     async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(user_message)
-            .where(user_message.c.user_profile_id == othello.id)
-            .values(flags=user_message.c.flags.op("|")(READ))
-        )
+        await add_user_message_flags(conn, READ, user_id=othello.id)
     await _set(
         env,
         "othello",

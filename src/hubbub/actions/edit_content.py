@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from hubbub.actions.edit_checks import TargetMessage
 from hubbub.actions.mention_flags import CONTENT_FLAGS, get_mention_targets
 from hubbub.actions.send_message import check_wildcard_mentions, normalize_content
+from hubbub.db.dialects import user_message_tables
 from hubbub.db.tables import user_message
 from hubbub.markdown import RenderResult, render_markdown
 from hubbub.models import Realm, User
@@ -100,12 +101,13 @@ async def update_content_flags(
         if value != flags:
             changed.append({"b_user": uid, "b_flags": value})
     if changed:
-        await tx.conn.execute(
-            sa.update(user_message)
-            .where(
-                user_message.c.message_id == msg.id,
-                user_message.c.user_profile_id == sa.bindparam("b_user"),
+        for table in user_message_tables(tx.conn):
+            await tx.conn.execute(
+                sa.update(table)
+                .where(
+                    table.c.message_id == msg.id,
+                    table.c.user_profile_id == sa.bindparam("b_user"),
+                )
+                .values(flags=sa.bindparam("b_flags")),
+                changed,
             )
-            .values(flags=sa.bindparam("b_flags")),
-            changed,
-        )

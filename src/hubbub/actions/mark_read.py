@@ -13,27 +13,31 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from hubbub.actions.message_flags import notify_flags_changed
-from hubbub.db.tables import message, user_message
+from hubbub.db.dialects import user_message_tables
+from hubbub.db.tables import message
 from hubbub.models import User
 from hubbub.queries.message_flags import stream_recipient, unread
 from hubbub.queries.messages import READ
 from hubbub.transaction import Tx
 
 
-def _mark_read() -> dict[str, sa.ColumnElement[int]]:
-    return {"flags": user_message.c.flags.op("|")(sa.literal_column(str(READ)))}
+def _mark_read(table: sa.Table) -> dict[str, sa.ColumnElement[int]]:
+    return {"flags": table.c.flags.op("|")(sa.literal_column(str(READ)))}
 
 
 async def do_mark_all_as_read(tx: Tx, user: User) -> int:
     """Mark every unread message read; the number changed. The event lists no ids
     (``all: true``): clients drop all their unread state, as Zulip's do."""
-    result = await tx.conn.execute(
-        sa.update(user_message)
-        .where(user_message.c.user_profile_id == user.id, unread())
-        .values(_mark_read())
-    )
+    changed = 0
+    for table in user_message_tables(tx.conn):
+        result = await tx.conn.execute(
+            sa.update(table)
+            .where(table.c.user_profile_id == user.id, unread(table))
+            .values(_mark_read(table))
+        )
+        changed += int(result.rowcount)
     await notify_flags_changed(tx, user, "read", adding=True, message_ids=[], everything=True)
-    return int(result.rowcount)
+    return changed
 
 
 async def do_mark_stream_messages_as_read(
@@ -44,17 +48,20 @@ async def do_mark_stream_messages_as_read(
     in_stream = sa.select(message.c.id).where(message.c.recipient_id == stream_recipient(stream_id))
     if topic:
         in_stream = in_stream.where(sa.func.lower(message.c.topic) == topic.lower())
-    result = await tx.conn.execute(
-        sa.update(user_message)
-        .where(
-            user_message.c.user_profile_id == user.id,
-            unread(),
-            user_message.c.message_id.in_(in_stream),
+    found: list[int] = []
+    for table in user_message_tables(tx.conn):
+        result = await tx.conn.execute(
+            sa.update(table)
+            .where(
+                table.c.user_profile_id == user.id,
+                unread(table),
+                table.c.message_id.in_(in_stream),
+            )
+            .values(_mark_read(table))
+            .returning(table.c.message_id)
         )
-        .values(_mark_read())
-        .returning(user_message.c.message_id)
-    )
-    changed = sorted(result.scalars())
+        found.extend(result.scalars())
+    changed = sorted(found)
     if changed:
         await notify_flags_changed(tx, user, "read", adding=True, message_ids=changed)
     return len(changed)

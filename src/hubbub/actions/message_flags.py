@@ -20,8 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from hubbub.db.dialects import for_name
-from hubbub.db.tables import user_message
+from hubbub.db.dialects import for_name, user_message_settled, user_message_tables
 from hubbub.errors import JsonableError
 from hubbub.models import User
 from hubbub.narrow import NarrowTerm
@@ -71,21 +70,22 @@ async def do_update_message_flags(
         skipped = await unsubscribed_stream_message_ids(conn, user.id, wanted)
         wanted = [mid for mid in wanted if mid not in skipped]
     target = bit if adding else 0
-    new_flags = user_message.c.flags.op("|")(bit) if adding else user_message.c.flags.op("&")(~bit)
     changed: set[int] = set()
-    for part in chunks(wanted):
-        # One statement per chunk changes exactly the rows that differ and names them.
-        result = await conn.execute(
-            sa.update(user_message)
-            .where(
-                user_message.c.user_profile_id == user.id,
-                user_message.c.message_id.in_(part),
-                flag_is(bit, not adding),
+    for table in user_message_tables(conn):
+        new_flags = table.c.flags.op("|")(bit) if adding else table.c.flags.op("&")(~bit)
+        for part in chunks(wanted):
+            # One statement per chunk changes exactly the rows that differ and names them.
+            result = await conn.execute(
+                sa.update(table)
+                .where(
+                    table.c.user_profile_id == user.id,
+                    table.c.message_id.in_(part),
+                    flag_is(bit, not adding, table),
+                )
+                .values(flags=new_flags)
+                .returning(table.c.message_id)
             )
-            .values(flags=new_flags)
-            .returning(user_message.c.message_id)
-        )
-        changed.update(result.scalars())
+            changed.update(result.scalars())
     if DEFAULT_HISTORICAL_FLAGS & bit != target and wanted:
         have_rows = await existing_row_ids(conn, user.id, wanted)
         missing = [mid for mid in wanted if mid not in have_rows]
@@ -104,12 +104,14 @@ async def _create_historical_rows(
         raise JsonableError("Invalid message(s)")
     flags = (DEFAULT_HISTORICAL_FLAGS & ~bit) | target
     # A row made meanwhile (a reaction, another flag change) keeps its flags plus this one.
+    # (None is staged: the caller read that the user has no row for these messages.)
+    table = user_message_settled(tx.conn)
     statement = (
         for_name(tx.conn.dialect.name)
-        .insert(user_message)
+        .insert(table)
         .on_conflict_do_update(
-            index_elements=[user_message.c.user_profile_id, user_message.c.message_id],
-            set_={"flags": user_message.c.flags.op("&")(~bit).op("|")(target)},
+            index_elements=[table.c.user_profile_id, table.c.message_id],
+            set_={"flags": table.c.flags.op("&")(~bit).op("|")(target)},
         )
     )
     for part in chunks(message_ids):

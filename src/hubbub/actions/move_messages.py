@@ -27,7 +27,7 @@ import sqlalchemy as sa
 
 from hubbub.actions.edit_checks import TargetMessage
 from hubbub.actions.move_user_topics import migrate_user_topics
-from hubbub.db.dialects import for_name
+from hubbub.db.dialects import for_name, settle_messages, user_message_settled, user_message_tables
 from hubbub.db.tables import message, subscription, user_message, user_profile
 from hubbub.events.queues import DELETE_FORM_MARK
 from hubbub.models import Role, Stream, User
@@ -155,7 +155,9 @@ async def _move_rows(
     else:
         losing_access = set(losing_rows)
     if not new_stream.history_public_to_subscribers and new_current:
-        insert = for_name(tx.conn.dialect.name).insert(user_message)
+        # Some of these rows may exist, staged: settled, the key's conflict finds them.
+        await settle_messages(tx.conn, moved.message_ids)
+        insert = for_name(tx.conn.dialect.name).insert(user_message_settled(tx.conn))
         await tx.conn.execute(
             insert.on_conflict_do_nothing(),
             [
@@ -165,12 +167,13 @@ async def _move_rows(
             ],
         )
     if losing_rows:
-        await tx.conn.execute(
-            sa.delete(user_message).where(
-                user_message.c.user_profile_id.in_(sorted(losing_rows)),
-                user_message.c.message_id.in_(moved.message_ids),
+        for table in user_message_tables(tx.conn):
+            await tx.conn.execute(
+                sa.delete(table).where(
+                    table.c.user_profile_id.in_(sorted(losing_rows)),
+                    table.c.message_id.in_(moved.message_ids),
+                )
             )
-        )
     if losing_access:
         _notify_lost(tx, msg, old_stream, moved.message_ids, sorted(losing_access))
     return losing_access

@@ -26,7 +26,8 @@ import sqlalchemy as sa
 
 from hubbub.actions.message_follow import apply_participation_policy
 from hubbub.actions.user_status import check_emoji, emoji_data_for_name
-from hubbub.db.tables import message, reaction, recipient, user_message
+from hubbub.db.dialects import user_message_settled
+from hubbub.db.tables import message, reaction, recipient
 from hubbub.errors import JsonableError, ReactionDoesNotExistError, ReactionExistsError
 from hubbub.models import User
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
@@ -87,9 +88,10 @@ async def access_message_for_update(tx: Tx, user: User, message_id: int) -> Targ
 
 
 async def create_historical_row(tx: Tx, user: User, message_id: int) -> None:
-    """A read, historical ``user_message`` row: the user now receives the message's events."""
+    """A read, historical ``user_message`` row: the user now receives the message's events.
+    (The caller read that the user has none: ``TargetMessage.has_row``.)"""
     await tx.conn.execute(
-        sa.insert(user_message).values(
+        sa.insert(user_message_settled(tx.conn)).values(
             user_profile_id=user.id, message_id=message_id, flags=READ | HISTORICAL
         )
     )

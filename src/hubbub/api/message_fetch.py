@@ -12,6 +12,7 @@ from hubbub.narrow import parse_narrow
 from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries.message_fetch import (
     MAX_MESSAGES_PER_FETCH,
+    arms_rows,
     fetch_window,
     first_unread_anchor,
     message_objects,
@@ -141,10 +142,12 @@ async def messages_match_narrow(
         query = await build_narrow_query(conn, req.me, terms)
         # As Zulip: only messages the user received (has a row for), never stream history.
         query.include_history = False
-        rows = await conn.execute(
+        rows = await arms_rows(
+            conn,
             query.select(message.c.id, message.c.rendered_content, message.c.topic).where(
                 message.c.id.in_(msg_ids)
-            )
+            ),
+            req.me.id,
         )
         found: dict[str, Any] = {}
         for row in rows:

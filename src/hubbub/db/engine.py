@@ -168,6 +168,18 @@ class Database:
         frames: int = await self.dialect.checkpoint(self.url, self._write_lock)
         return frames
 
+    @property
+    def settle_interval(self) -> float | None:
+        """How often a server should call ``settle_staged`` (None: never)."""
+        interval: float | None = self.dialect.SETTLE_INTERVAL_SECONDS
+        return interval
+
+    async def settle_staged(self) -> int:
+        """Move the staged ``user_message`` rows into their user-major table (SQLite:
+        ``sqlite_staged``); the number moved."""
+        moved: int = await self.dialect.settle_staged(self)
+        return moved
+
     def checkpoint_delay(self, frames: int, last_delay: float) -> float:
         """When to checkpoint next, after one that found ``frames`` after ``last_delay``
         seconds (the dialect's pace: ``sqlite.checkpoint_delay``)."""

@@ -23,6 +23,7 @@ asyncpg returns as SQLAlchemy would (ints, floats, strings, booleans;
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from hubbub.db.dialects import LONG_READ
+from hubbub.db.dialects import LONG_READ, sqlite_staged
 
 
 class FastRow(tuple[Any, ...]):
@@ -106,8 +107,13 @@ def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
             bind.expanding or (dialect.name != "sqlite" and _converts(bind.type, dialect))
             for bind in compiled.binds.values()
         )
-        long = bool(statement.get_execution_options().get(LONG_READ))
-        entry = (statement, _plan(compiled, dialect, long) if plain else None)
+        options = statement.get_execution_options()
+        long = bool(options.get(LONG_READ))
+        plan = _plan(compiled, dialect, long) if plain else None
+        table = options.get(sqlite_staged.TABLE_OPTION)
+        if plan is not None and table:  # one table of SQLite's user_message view
+            plan = dataclasses.replace(plan, sql=sqlite_staged.on_table(plan.sql, table))
+        entry = (statement, plan)
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
         _COMPILED[key] = entry
@@ -184,6 +190,20 @@ async def fetch_rows(
         # As SQLAlchemy would raise it: callers tell errors apart by its classes (an id
         # beyond a 32-bit column is a 400 in ``api/endpoint.py``, not a 500).
         raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, Exception) from exc
+    return rows
+
+
+async def fetch_arms(
+    conn: AsyncConnection,
+    arms: Sequence[sa.Select[Any]],
+    params: Mapping[str, Any] | None = None,
+) -> list[Sequence[Any]]:
+    """The rows of each of a statement's arms in turn (module-level constants, from
+    ``dialects.user_message_arms``: SQLite runs a statement over the user's rows once per
+    table of them)."""
+    rows: list[Sequence[Any]] = []
+    for arm in arms:
+        rows.extend(await fetch_rows(conn, arm, params))
     return rows
 
 

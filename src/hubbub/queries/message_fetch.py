@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.dialects import long_read
+from hubbub.db.dialects import has_staged_rows, long_read, user_message_arms
 from hubbub.db.tables import message, user_message
 from hubbub.errors import JsonableError
 from hubbub.models import User
@@ -56,19 +56,32 @@ async def first_unread_anchor(conn: AsyncConnection, query: NarrowQuery) -> int:
     # suffice, and the literal flag test lets PostgreSQL's partial unread index find them
     # (SQLite walks the user's range of the keyed table, migration 0016).
     own_rows = replace(query, include_history=False)
-    found = (
-        await conn.execute(
-            own_rows.select(message.c.id)
-            .where(
-                unread(),
-                ~muted_condition(query.user, include_stream_mutes=not query.names_stream),
-            )
-            # The same id, in the order of the user's rows: no sort of every unread row.
-            .order_by(user_message.c.message_id)
-            .limit(1)
+    statement = (
+        own_rows.select(message.c.id)
+        .where(
+            unread(),
+            ~muted_condition(query.user, include_stream_mutes=not query.names_stream),
         )
-    ).scalar()
-    return int(found) if found is not None else LARGER_THAN_MAX_MESSAGE_ID
+        # The same id, in the order of the user's rows: no sort of every unread row.
+        .order_by(user_message.c.message_id)
+        .limit(1)
+    )
+    found = [int(mid) for (mid,) in await arms_rows(conn, statement, query.user.id)]
+    return min(found) if found else LARGER_THAN_MAX_MESSAGE_ID
+
+
+async def arms_rows(conn: AsyncConnection, statement: sa.Select[Any], user_id: int) -> list[Any]:
+    """The rows of a narrow's statement over ``user_id``'s rows, each of its arms' in turn
+    (``dialects.user_message_arms``: SQLite's two tables of the user's rows), but for a
+    staged table that holds none of the user's rows: a search's arm there would run
+    the search again."""
+    arms = user_message_arms(conn, statement)
+    if len(arms) > 1 and not await has_staged_rows(conn, user_id):
+        arms = arms[:1]
+    rows: list[Any] = []
+    for arm in arms:
+        rows.extend(await conn.execute(arm))
+    return rows
 
 
 @dataclass
@@ -112,7 +125,9 @@ async def fetch_window(
         )
         before = rows[::-1]
     if include_anchor and not anchored_left and not past_all:
-        rows = await conn.execute(query.select(*columns).where(message.c.id == anchor))
+        rows = await arms_rows(
+            conn, query.select(*columns).where(message.c.id == anchor), query.user.id
+        )
         at = [(mid, int(flags)) for mid, flags in rows]
     if paging_after:
         after = await _page(conn, query, columns, estimate, above=anchor, limit=num_after)
@@ -147,13 +162,15 @@ async def _page(
         query, estimate, above=above, below=below, newest_first=newest_first, limit=limit
     )
     if walked is not None:
-        return await _rows(conn, *walked, newest_first=newest_first, limit=limit)
+        return await _rows(conn, query, *walked, newest_first=newest_first, limit=limit)
     if query.fts_driver is not None and FTS_FIRST_WINDOW is not None:
         found = await _fts_page(conn, query, columns, above=above, below=below, limit=limit)
         if found is not None:
             return found
     select = query.select(*columns, above=above, below=below)
-    return await _rows(conn, select, query.order_id(), newest_first=newest_first, limit=limit)
+    return await _rows(
+        conn, query, select, query.order_id(), newest_first=newest_first, limit=limit
+    )
 
 
 # The user's rows as a second table in a search window's subquery.
@@ -200,7 +217,9 @@ async def _fts_page(
         # Stream history has no rows of the user's to look among.
         ids: Any = hits if query.include_history else own_matches(query.user.id, hits)
         select = query.select(*columns, above=above, below=below, fts_window=message.c.id.in_(ids))
-        rows = await _rows(conn, select, query.order_id(), newest_first=newest_first, limit=limit)
+        rows = await _rows(
+            conn, query, select, query.order_id(), newest_first=newest_first, limit=limit
+        )
         if len(rows) >= limit:
             return rows
         # Fewer than asked: final if the window held every match past the anchor.
@@ -225,6 +244,7 @@ def _wider(window: int, found: int, limit: int) -> int:
 
 async def _rows(
     conn: AsyncConnection,
+    query: NarrowQuery,
     select: sa.Select[Any],
     order_id: Any,
     *,
@@ -232,9 +252,13 @@ async def _rows(
     limit: int,
 ) -> list[tuple[int, int]]:
     order = order_id.desc() if newest_first else order_id
-    return [
-        (mid, int(flags)) for mid, flags in await conn.execute(select.order_by(order).limit(limit))
+    rows = [
+        (mid, int(flags))
+        for mid, flags in await arms_rows(conn, select.order_by(order).limit(limit), query.user.id)
     ]
+    # The arms' pages together: each message is in one of them.
+    rows.sort(reverse=newest_first)
+    return rows[:limit]
 
 
 async def _search_estimate(conn: AsyncConnection, query: NarrowQuery) -> SearchEstimate | None:

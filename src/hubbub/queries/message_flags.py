@@ -75,8 +75,8 @@ _MUTED, _UNMUTED, _FOLLOWED = 1, 2, 3
 _ANY_WILDCARD = STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED
 
 
-def unread() -> ColumnElement[bool]:
-    return flag_is(READ, False)
+def unread(table: sa.Table = user_message) -> ColumnElement[bool]:
+    return flag_is(READ, False, table)
 
 
 def chunks(ids: list[int]) -> Iterator[list[int]]:

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from hubbub.db.dialects import user_message_arms
 from hubbub.db.tables import message, recipient, stream, subscription, user_message
 from hubbub.errors import JsonableError
 from hubbub.models import Stream, User
@@ -142,19 +143,21 @@ def with_flags(item: dict[str, Any], names: list[str]) -> dict[str, Any]:
 async def max_message_id_for_user(conn: AsyncConnection, user_id: int) -> int:
     """The newest message the user has a row for, or -1 (the deprecated ``max_message_id``
     that old clients base their local ids on)."""
-    newest = (
-        await conn.execute(
-            sa.select(sa.func.max(user_message.c.message_id)).where(
-                user_message.c.user_profile_id == user_id
-            )
-        )
-    ).scalar()
-    return int(newest) if newest is not None else -1
+    statement = sa.select(sa.func.max(user_message.c.message_id)).where(
+        user_message.c.user_profile_id == user_id
+    )
+    found = [
+        newest
+        for arm in user_message_arms(conn, statement)
+        if (newest := (await conn.execute(arm)).scalar()) is not None
+    ]
+    return int(max(found)) if found else -1
 
 
-def flag_is(bit: int, present: bool) -> ColumnElement[bool]:
+def flag_is(bit: int, present: bool, table: sa.Table = user_message) -> ColumnElement[bool]:
     """``(user_message.flags & bit) != 0`` (or ``= 0``), with the bit as a literal: the
-    form of the partial indexes' predicates, which a bound parameter would not match."""
-    masked = user_message.c.flags.op("&")(sa.literal_column(str(bit)))
+    form of the partial indexes' predicates, which a bound parameter would not match.
+    (``table``: one of the tables that hold the rows, for a write: ``user_message_tables``.)"""
+    masked = table.c.flags.op("&")(sa.literal_column(str(bit)))
     zero: ColumnElement[int] = sa.literal_column("0")
     return masked != zero if present else masked == zero

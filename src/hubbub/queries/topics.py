@@ -7,6 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.db.dialects import user_message_arms
 from hubbub.db.tables import message, user_message
 from hubbub.models import Stream, User
 from hubbub.queries.message_flags import stream_recipient
@@ -33,7 +34,12 @@ async def get_topic_history(
                 user_message.c.user_profile_id == user.id,
             ),
         )
-    rows = await conn.execute(query.group_by(message.c.topic).order_by(newest.desc()))
+    newest_by_topic: dict[str, int] = {}
+    # Once per table of the user's rows on SQLite (``user_message_arms``).
+    for arm in user_message_arms(conn, query.group_by(message.c.topic)):
+        for name, max_id in await conn.execute(arm):
+            newest_by_topic[name] = max(int(max_id), newest_by_topic.get(name, 0))
+    rows = sorted(newest_by_topic.items(), key=lambda item: -item[1])
     seen: set[str] = set()
     topics = []
     for name, max_id in rows:

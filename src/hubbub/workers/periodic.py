@@ -114,6 +114,11 @@ def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
             pace=checkpoint_pace(services),
         )
         tasks.append(asyncio.create_task(checkpoints))
+    if services.db.settle_interval is not None:
+        settling = run_every(
+            services.db.settle_interval, services.db.settle_staged, "staged user_message rows"
+        )
+        tasks.append(asyncio.create_task(settling))
     # Scheduled messages keep their own clock: they are due to the second, not per interval.
     tasks.append(asyncio.create_task(run_scheduled_delivery(services)))
     return tasks

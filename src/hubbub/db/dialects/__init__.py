@@ -6,6 +6,7 @@ from collections.abc import Callable, Collection
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
+import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.base import Executable
 
@@ -58,3 +59,49 @@ def ids_argument(conn: AsyncConnection, ids: Collection[Any]) -> Any:
     """The value of an ``in_ids`` parameter on ``conn``'s database (ids, or strings such
     as lower-cased names)."""
     return for_name(conn.dialect.name).ids_argument(ids)
+
+
+def user_message_tables(conn: AsyncConnection) -> tuple[sa.Table, ...]:
+    """The tables that hold ``user_message``'s rows on ``conn``'s database, for an UPDATE or
+    DELETE of them (each statement once per table): PostgreSQL's table itself; on SQLite,
+    where ``user_message`` is a view that reads take as it is, its two tables
+    (``tables.user_message_rows`` and ``tables.user_message_staged``, migration 0019)."""
+    tables: tuple[sa.Table, ...] = for_name(conn.dialect.name).USER_MESSAGE_TABLES
+    return tables
+
+
+def user_message_settled(conn: AsyncConnection) -> sa.Table:
+    """Where a ``user_message`` row made outside a send goes (a historical row, a moved
+    message's new subscriber): the table keyed by (user, message), whose key refuses a
+    second row for the pair. The caller has made sure that no staged row exists for it
+    (it read ``user_message``, or ``settle_messages`` moved them)."""
+    table: sa.Table = for_name(conn.dialect.name).USER_MESSAGE_SETTLED
+    return table
+
+
+async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -> None:
+    """Move these messages' staged rows into ``user_message_settled`` (SQLite; nothing
+    on PostgreSQL), in ``conn``'s write transaction."""
+    await for_name(conn.dialect.name).settle_messages(conn, message_ids)
+
+
+def user_message_arms(conn: AsyncConnection, statement: S) -> list[S]:
+    """``statement`` as it runs on ``conn``'s database: itself on PostgreSQL; on SQLite,
+    once per table of ``user_message``'s rows when it joins the view (see
+    ``sqlite_staged.per_table``: the caller puts the results together)."""
+    arms: list[S] = for_name(conn.dialect.name).per_table(statement)
+    return arms
+
+
+async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
+    """Whether the user has staged rows (SQLite; never on PostgreSQL)."""
+    found: bool = await for_name(conn.dialect.name).has_staged_rows(conn, user_id)
+    return found
+
+
+def outer_joined_rows(dialect: str, statement: S) -> S:
+    """``statement``, whose outer join of ``user_message`` reads stream history, as it
+    runs on ``dialect``: itself on PostgreSQL; on SQLite, an outer join of each table of
+    the rows (``sqlite_staged.joined_both``)."""
+    joined: S = for_name(dialect).joined_both(statement)
+    return joined

@@ -12,6 +12,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from hubbub.db.tables import user_message
+
 # pool_timeout: a burst queues for a connection rather than failing after 30 s.
 # No overflow: SQLAlchemy closes an overflow connection when it is returned, so bursts of
 # more than pool_size transactions opened connections again and again (~100 in one
@@ -121,6 +123,37 @@ def in_ids(column: sa.ColumnElement[int], key: str) -> sa.ColumnElement[bool]:
 
 def ids_argument(ids: Collection[Any]) -> list[Any]:
     return sorted(ids)
+
+
+# One table holds the rows (SQLite's two: tables.user_message_staged).
+USER_MESSAGE_TABLES = (user_message,)
+USER_MESSAGE_SETTLED = user_message
+SETTLE_INTERVAL_SECONDS: float | None = None
+
+
+async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -> None:
+    """Nothing is staged on PostgreSQL."""
+    del conn, message_ids
+
+
+async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
+    del conn, user_id
+    return False
+
+
+def per_table(statement: Any) -> list[Any]:
+    """One table holds the rows: the statement as it is."""
+    return [statement]
+
+
+def joined_both(statement: Any) -> Any:
+    return statement
+
+
+async def settle_staged(db: object) -> int:
+    """Nothing is staged on PostgreSQL (no server calls this: SETTLE_INTERVAL_SECONDS)."""
+    del db
+    return 0
 
 
 async def refresh_statistics(conn: AsyncConnection) -> None:

@@ -18,7 +18,35 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.util import await_only
 
 from hubbub.db.dialects import LONG_READ
-from hubbub.db.tables import message, metadata
+from hubbub.db.dialects.sqlite_staged import (
+    INSERT_STAGED,
+    PIN_STAGED_STATISTICS,
+    SETTLE_INTERVAL_SECONDS,
+    STAGED_STATISTICS,
+    TABLE_OPTION,
+    UNPIN_STAGED_STATISTICS,
+    USER_MESSAGE_SETTLED,
+    USER_MESSAGE_TABLES,
+    has_staged_rows,
+    joined_both,
+    on_table,
+    per_table,
+    pin_staged_statistics,
+    settle_messages,
+    settle_staged,
+)
+from hubbub.db.tables import message, metadata, sqlite_metadata, user_message
+
+__all__ = [
+    "SETTLE_INTERVAL_SECONDS",
+    "USER_MESSAGE_SETTLED",
+    "USER_MESSAGE_TABLES",
+    "has_staged_rows",
+    "joined_both",
+    "per_table",
+    "settle_messages",
+    "settle_staged",
+]
 
 BUSY_TIMEOUT_MS = 10_000
 # Writes are serialized in-process, so the pool only needs room for concurrent readers.
@@ -119,6 +147,19 @@ def install(engine: AsyncEngine, *, writer: bool = False) -> None:
             driver.begin(write)
         else:  # an in-memory database's plain aiosqlite connection
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    @sa.event.listens_for(sync_engine, "before_cursor_execute", retval=True)
+    def _on_table(
+        _conn: sa.Connection,
+        _cursor: Any,
+        statement: str,
+        parameters: Any,
+        context: Any,
+        _executemany: bool,
+    ) -> tuple[str, Any]:
+        # One table of the view's rows (``sqlite_staged.per_table``).
+        table = context.execution_options.get(TABLE_OPTION) if context is not None else None
+        return (on_table(statement, table) if table else statement), parameters
 
     @sa.event.listens_for(sync_engine, "before_cursor_execute")
     def _on_execute(
@@ -420,12 +461,12 @@ async def insert_message(
     """A new message (``values``: its columns) and its user_message rows, one per
     recipient (``flags``: user id -> bits); returns its id.
 
-    The rows go through the driver's own executemany: SQLAlchemy's built each of a big
+    The rows are staged (``sqlite_staged``), in key order, so that they are appended.
+    They go through the driver's own executemany: SQLAlchemy's built each of a big
     stream's 1,000 rows into a parameter dictionary first (~2 ms of a send)."""
     message_id = int((await conn.execute(_INSERT_MESSAGE, values)).scalar_one())
     await conn.exec_driver_sql(
-        "INSERT INTO user_message (user_profile_id, message_id, flags) VALUES (?, ?, ?)",
-        [(user_id, message_id, bits) for user_id, bits in flags.items()],
+        INSERT_STAGED, [(message_id, user_id, flags[user_id]) for user_id in sorted(flags)]
     )
     return message_id
 
@@ -514,14 +555,19 @@ async def refresh_statistics(conn: AsyncConnection) -> None:
     writer runs its statements inline, and this one held every request meanwhile."""
     driver = (await conn.get_raw_connection()).driver_connection
     statements = [f"PRAGMA analysis_limit={ANALYSIS_LIMIT}"]
-    statements += [f'ANALYZE "{table.name}"' for table in metadata.sorted_tables]
+    tables = [table for table in metadata.sorted_tables if table is not user_message]
+    tables += sqlite_metadata.tables.values()  # user_message's own (tables.py)
+    statements += [f'ANALYZE "{table.name}"' for table in tables]
 
     def run(connection: sqlite3.Connection) -> None:
         for statement in statements:
             connection.execute(statement).close()
+        pin_staged_statistics(connection)
 
     if isinstance(driver, _Connection):
         await driver.run_in_thread(run)
     else:  # an in-memory database's plain aiosqlite connection
         for statement in statements:
             await conn.exec_driver_sql(statement)
+        await conn.exec_driver_sql(UNPIN_STAGED_STATISTICS)
+        await conn.exec_driver_sql(PIN_STAGED_STATISTICS, list(STAGED_STATISTICS))

@@ -1,0 +1,235 @@
+"""SQLite's staged ``user_message`` rows: a send's rows go into ``user_message_staged``
+(keyed message-major, so a big send appends to a few pages), and ``settle_staged`` moves
+them into ``user_message_rows`` (keyed user-major) a slice of users at a time, each
+recipient's leaf written once for every message staged since the last move. Reads see
+both through the ``user_message`` view (tables.py, migration 0019)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import visitors
+from sqlalchemy.sql.selectable import Alias, Join
+
+from hubbub.db.dialects import LONG_READ
+from hubbub.db.tables import user_message, user_message_rows, user_message_staged
+
+if TYPE_CHECKING:
+    from hubbub.db.engine import Database
+
+USER_MESSAGE_TABLES = (user_message_rows, user_message_staged)
+USER_MESSAGE_SETTLED = user_message_rows
+
+# How often the server moves staged rows (``settle_staged``). Each move writes one leaf
+# per user with staged rows, whatever the number of their rows: a second of a flood of
+# sends (10 sends a second to 1,000 subscribers) is ~1,000 leaves once instead of ~10,000.
+# Longer would save more page writes and leave more rows for every read to look up in
+# the staged table as well.
+SETTLE_INTERVAL_SECONDS: float | None = 1.0
+# Users per write transaction of a move: ~100 leaves and their rows (~1,000 rows after a
+# second of the flood, ~2 ms of the single writer), so that sends wait for a slice, not
+# for the whole move.
+SETTLE_USERS_PER_TRANSACTION = 100
+# The staged table's planner statistics (``sqlite_stat1``), whatever it held when ANALYZE
+# last ran: a few rows per user, so that a statement over it starts from its user index,
+# never from the messages. Empty at that moment, it would have none, and SQLite would
+# take it for a big table; full, for one larger than it mostly is.
+STAGED_STATISTICS = (
+    ("user_message_staged", "user_message_staged", "2000 200 1"),
+    ("user_message_staged", "ix_user_message_staged_user", "2000 2 1 1"),
+)
+
+INSERT_STAGED = (
+    "INSERT INTO user_message_staged (message_id, user_profile_id, flags) VALUES (?, ?, ?)"
+)
+# Each user's newest staged message, in user order (the staged table's user index).
+_STAGED_USERS = (
+    "SELECT user_profile_id, max(message_id) FROM user_message_staged GROUP BY user_profile_id"
+)
+# A row found in both tables (it should not be) takes the staged flags: a move that failed
+# on it would leave the staged table growing for good.
+_MOVE = (
+    "INSERT INTO user_message_rows (user_profile_id, message_id, flags)"
+    " SELECT user_profile_id, message_id, flags FROM user_message_staged"
+    " WHERE {where} ORDER BY user_profile_id, message_id"
+    " ON CONFLICT (user_profile_id, message_id) DO UPDATE SET flags = excluded.flags"
+)
+_DELETE = "DELETE FROM user_message_staged WHERE {where}"
+_USERS_WHERE = "user_profile_id BETWEEN ? AND ? AND message_id <= ?"
+_MESSAGES_WHERE = "message_id IN (SELECT value FROM json_each(?))"
+
+
+UNPIN_STAGED_STATISTICS = "DELETE FROM sqlite_stat1 WHERE tbl = 'user_message_staged'"
+PIN_STAGED_STATISTICS = "INSERT INTO sqlite_stat1 VALUES (?, ?, ?)"
+
+
+def pin_staged_statistics(connection: sqlite3.Connection) -> None:
+    """Replace the staged table's planner statistics by STAGED_STATISTICS (after ANALYZE,
+    in its transaction; new connections read them)."""
+    connection.execute(UNPIN_STAGED_STATISTICS).close()
+    connection.executemany(PIN_STAGED_STATISTICS, STAGED_STATISTICS).close()
+
+
+def _move(connection: sqlite3.Connection, where: str, values: Sequence[Any]) -> int:
+    """Move the staged rows ``where`` holds into user_message_rows; how many."""
+    connection.execute(_MOVE.format(where=where), values).close()
+    cursor = connection.execute(_DELETE.format(where=where), values)
+    try:
+        return cursor.rowcount
+    finally:
+        cursor.close()
+
+
+async def _move_on(conn: AsyncConnection, where: str, values: Sequence[Any]) -> int:
+    """``_move`` in ``conn``'s write transaction, in the writer's thread: two statements
+    that each run in one step of SQLite, without the interpreter's lock, beside the
+    event loop."""
+    from hubbub.db.dialects.sqlite import _Connection
+
+    driver = (await conn.get_raw_connection()).driver_connection
+    moved: list[int] = []
+    if isinstance(driver, _Connection):
+        await driver.run_in_thread(
+            lambda connection: moved.append(_move(connection, where, values))
+        )
+        return moved[0]
+    # An in-memory database's plain aiosqlite connection.
+    await conn.exec_driver_sql(_MOVE.format(where=where), tuple(values))
+    result = await conn.exec_driver_sql(_DELETE.format(where=where), tuple(values))
+    return int(result.rowcount)
+
+
+async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -> None:
+    """Move these messages' staged rows into user_message_rows, in ``conn``'s write
+    transaction: before rows are added for them there, whose key must see every row of
+    the pair (``dialects.user_message_settled``)."""
+    if message_ids:
+        await _move_on(conn, _MESSAGES_WHERE, (json.dumps(sorted(message_ids)),))
+
+
+async def settle_staged(db: Database) -> int:
+    """Move every row staged so far into user_message_rows, SETTLE_USERS_PER_TRANSACTION
+    users per write transaction; the number of rows moved. Rows staged meanwhile (newer
+    messages) wait for the next call. Each slice is atomic: a read sees a user's rows in
+    one table or the other, never both or neither."""
+    async with db.read() as conn:
+        staged: list[Any] = list(await conn.exec_driver_sql(_STAGED_USERS))
+    if not staged:
+        return 0
+    newest = max(row[1] for row in staged)
+    users = [row[0] for row in staged]
+    moved = 0
+    for start in range(0, len(users), SETTLE_USERS_PER_TRANSACTION):
+        part = users[start : start + SETTLE_USERS_PER_TRANSACTION]
+        async with db.write() as conn:
+            moved += await _move_on(conn, _USERS_WHERE, (part[0], part[-1], newest))
+    return moved
+
+
+# Statements over the view. SQLite reads ``user_message`` well where a statement's arms can
+# each be planned alone (a key look-up, an ``IN`` list), but a view of a UNION ALL cannot
+# be merged into a query that joins it and orders or limits the join, nor into an outer
+# join: it then collects all of the user's rows first (a page of a topic narrow, ~1 ms,
+# took 20 ms that way on the full-scale realm, and the first unread message 65 ms). So a
+# narrow's statement is rewritten: an inner join runs once per table (``per_table``: the
+# same plan as before on the user-major table, and a short one on the staged rows, whose
+# results the caller merges), an outer join joins both tables (``joined_both``).
+
+
+# SQLAlchemy's cloning rewrite of a statement's elements (typed for its own callers).
+_replace: Any = visitors.replacement_traverse
+
+
+def _replacer(table: sa.Table) -> Callable[[Any], Any]:
+    """A ``replacement_traverse`` function: ``user_message``'s columns become ``table``'s."""
+
+    def replace(element: Any, **_kw: Any) -> Any:
+        if element is user_message:
+            return table
+        if isinstance(element, sa.Column) and element.table is user_message:
+            return table.c[element.key]
+        return None
+
+    return replace
+
+
+# The execution option that runs a statement over one table of the rows (``per_table``),
+# and what its SQL's mentions of the view become: SQLAlchemy names the view's columns by
+# the view's name (``user_message.flags``), so the table takes the view's name as its
+# alias there; an alias of the view (``user_message AS own``) becomes one of the table.
+# Rewriting the compiled text costs microseconds; rebuilding the statement with
+# SQLAlchemy's ``replacement_traverse`` cost 2-5 ms a narrow's page.
+TABLE_OPTION = "hubbub_user_message_table"
+_VIEW_MENTION = re.compile(r"\buser_message\b(?![._])( AS )?")
+
+
+def on_table(sql: str, table: str) -> str:
+    """``sql``, compiled from a statement over the view, over ``table`` instead."""
+    return _VIEW_MENTION.sub(
+        lambda found: f"{table} AS " if found.group(1) else f"{table} AS user_message", sql
+    )
+
+
+def per_table(statement: Any) -> list[Any]:
+    """``statement`` once per table that holds ``user_message``'s rows (``TABLE_OPTION``).
+    For a statement whose mentions of ``user_message`` are all one user's row of one
+    message (a narrow's inner join, its ``own`` matches; an aggregate of one user's rows):
+    each row is in one table, so the results together are the statement's over the view.
+    (A statement that does not read the view, once.)"""
+    if not _reads_view(statement):
+        return [statement]
+    rows, staged = USER_MESSAGE_TABLES
+    return [
+        statement.execution_options(**{TABLE_OPTION: rows.name}),
+        # A second or so of rows, looked up from the staged table's side (its pinned
+        # statistics, ``STAGED_STATISTICS``): inline, not worth a turn of the loop.
+        statement.execution_options(**{TABLE_OPTION: staged.name, LONG_READ: False}),
+    ]
+
+
+def joined_both(statement: Any) -> Any:
+    """``statement`` with its outer join of ``user_message`` (a narrow with stream
+    history) made an outer join of each table, and each of the view's columns the first
+    of the two that is not NULL."""
+    rows, staged = USER_MESSAGE_TABLES
+
+    def replace(element: Any, **_kw: Any) -> Any:
+        if isinstance(element, Join) and element.right is user_message:
+            if not element.isouter:
+                raise ValueError("joined_both: an inner join of user_message (per_table)")
+            left: Any = _replace(element.left, {}, replace)
+            on_rows: Any = _replace(element.onclause, {}, _replacer(rows))
+            on_staged: Any = _replace(element.onclause, {}, _replacer(staged))
+            return left.outerjoin(rows, on_rows).outerjoin(staged, on_staged)
+        if isinstance(element, sa.Column) and element.table is user_message:
+            return sa.func.coalesce(rows.c[element.key], staged.c[element.key])
+        return None
+
+    return _replace(statement, {}, replace)
+
+
+_USER_STAGED = (
+    sa.select(sa.literal(1))
+    .select_from(user_message_staged)
+    .where(user_message_staged.c.user_profile_id == sa.bindparam("user_id"))
+    .limit(1)
+)
+
+
+async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
+    from hubbub.db.fast import fetch_value
+
+    return await fetch_value(conn, _USER_STAGED, {"user_id": user_id}) is not None
+
+
+def _reads_view(statement: Any) -> bool:
+    return any(
+        element is user_message or (isinstance(element, Alias) and element.element is user_message)
+        for element in visitors.iterate(statement)
+    )

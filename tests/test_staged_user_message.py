@@ -1,0 +1,338 @@
+"""SQLite's staged user_message rows (migration 0019, ``db/dialects/sqlite_staged.py``): a
+send's rows wait in ``user_message_staged`` until the server moves them into
+``user_message_rows``; reads see both through the ``user_message`` view, and every write
+reaches a row wherever it is. The behaviour tests run on both databases (PostgreSQL has
+one table); what is staged where is checked on SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from hubbub.db.dialects import sqlite_staged
+from hubbub.db.tables import user_message
+from hubbub.queries.messages import HISTORICAL, READ, STARRED
+from hubbub.workers.periodic import start_background_jobs
+from tests.events.verify import register
+from tests.helpers import TestEnv, assert_success
+from tests.messages_helpers import message_flags, send_stream_message
+
+
+async def _where(env: TestEnv, message_id: int) -> dict[str, int]:
+    """How many of the message's rows each of SQLite's tables holds."""
+    counts = {}
+    async with env.services.db.read() as conn:
+        for table in ("user_message_rows", "user_message_staged"):
+            counts[table] = (
+                await conn.execute(
+                    sa.text(f"SELECT count(*) FROM {table} WHERE message_id = :m"),
+                    {"m": message_id},
+                )
+            ).scalar_one()
+    return counts
+
+
+async def _pairs(env: TestEnv, message_id: int) -> list[int]:
+    """The users of the message's rows, once per row (a pair in both tables shows twice)."""
+    async with env.services.db.read() as conn:
+        rows = await conn.execute(
+            sa.select(user_message.c.user_profile_id).where(user_message.c.message_id == message_id)
+        )
+        return sorted(rows.scalars())
+
+
+async def _settle(env: TestEnv) -> int:
+    return await env.services.db.settle_staged()
+
+
+async def _flags(env: TestEnv, user: str, message_id: int) -> list[str]:
+    body = assert_success(await env.client(user).get(f"/messages/{message_id}"))
+    flags: list[str] = body["message"]["flags"]
+    return flags
+
+
+def _sqlite(env: TestEnv) -> bool:
+    return env.services.db.is_sqlite
+
+
+async def test_a_send_is_staged_and_settled_with_its_flags(env: TestEnv) -> None:
+    for name in ("hamlet", "othello", "iago"):
+        await env.subscribe(name, "Denmark")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "hi @**Othello**")
+    before = await message_flags(env, mid)
+    state = await register(env, env.users["othello"])
+    if _sqlite(env):
+        assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 3}
+    assert await _settle(env) == (3 if _sqlite(env) else 0)
+    if _sqlite(env):
+        assert await _where(env, mid) == {"user_message_rows": 3, "user_message_staged": 0}
+    # Reads see the same rows, flags and unread state before and after.
+    assert await message_flags(env, mid) == before
+    assert await _flags(env, "othello", mid) == ["mentioned"]
+    again = await register(env, env.users["othello"])
+    assert again["unread_msgs"] == state["unread_msgs"]
+    assert again["unread_msgs"]["mentions"] == [mid]
+    assert await _settle(env) == 0
+
+
+async def test_flags_change_on_staged_and_settled_rows(env: TestEnv) -> None:
+    for name in ("hamlet", "othello"):
+        await env.subscribe(name, "Denmark")
+    settled = await send_stream_message(env, "hamlet", "Denmark", "one")
+    await _settle(env)
+    staged = await send_stream_message(env, "hamlet", "Denmark", "two")
+    othello = env.client("othello")
+    ids = [settled, staged]
+    for op in ("add", "remove", "add"):
+        body = assert_success(
+            await othello.post("/messages/flags", {"messages": ids, "op": op, "flag": "starred"})
+        )
+        assert body["messages"] == ids
+    assert await _flags(env, "othello", staged) == ["starred"]
+    # Marking everything read reaches both tables, and counts each row once.
+    body = assert_success(await othello.post("/mark_all_as_read"))
+    assert body["complete"] is True
+    assert await _flags(env, "othello", staged) == ["read", "starred"]
+    assert await _flags(env, "othello", settled) == ["read", "starred"]
+    await _settle(env)
+    assert await _flags(env, "othello", staged) == ["read", "starred"]
+    state = await register(env, env.users["othello"])
+    assert state["starred_messages"] == ids
+    assert state["unread_msgs"]["count"] == 0
+
+
+async def test_marking_a_stream_read_reaches_staged_rows(env: TestEnv) -> None:
+    denmark = await env.subscribe("othello", "Denmark")
+    await env.subscribe("hamlet", "Denmark")
+    settled = await send_stream_message(env, "hamlet", "Denmark", "one")
+    await _settle(env)
+    staged = await send_stream_message(env, "hamlet", "Denmark", "two")
+    assert_success(
+        await env.client("othello").post("/mark_stream_as_read", {"stream_id": denmark.id})
+    )
+    for mid in (settled, staged):
+        assert await _flags(env, "othello", mid) == ["read"]
+
+
+async def test_deleting_a_message_deletes_its_rows_in_both_tables(env: TestEnv) -> None:
+    for name in ("hamlet", "othello"):
+        await env.subscribe(name, "Denmark")
+    settled = await send_stream_message(env, "hamlet", "Denmark", "one")
+    await _settle(env)
+    staged = await send_stream_message(env, "hamlet", "Denmark", "two")
+    for mid in (settled, staged):
+        assert_success(await env.client("iago").delete(f"/messages/{mid}"))
+        assert await _pairs(env, mid) == []
+        if _sqlite(env):
+            assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 0}
+
+
+async def test_rows_added_beside_staged_ones_are_not_doubled(env: TestEnv) -> None:
+    """A move to a stream without shared history gives its subscribers rows; a reaction
+    or a flag change gives a reader a historical one. Each pair keeps one row."""
+    for name in ("hamlet", "othello"):
+        await env.subscribe(name, "Denmark")
+    protected = await env.subscribe("hamlet", "Protected", invite_only=True)
+    await env.subscribe("othello", "Protected")
+    await env.subscribe("iago", "Protected")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "moving")
+    assert_success(
+        await env.client("hamlet").patch(f"/messages/{mid}", {"stream_id": protected.id})
+    )
+    users = env.users
+    assert await _pairs(env, mid) == sorted(users[n].id for n in ("hamlet", "othello", "iago"))
+    flags = await message_flags(env, mid)
+    assert flags[users["iago"].id] == READ and not flags[users["othello"].id] & READ
+    # A reader of a public stream with no row: a reaction, then a flag.
+    public = await send_stream_message(env, "hamlet", "Denmark", "public")
+    assert_success(
+        await env.client("iago").post(f"/messages/{public}/reactions", {"emoji_name": "smile"})
+    )
+    assert_success(
+        await env.client("shiva").post(
+            "/messages/flags", {"messages": [public], "op": "add", "flag": "starred"}
+        )
+    )
+    ids = [users[n].id for n in ("hamlet", "othello", "iago", "shiva")]
+    assert await _pairs(env, public) == sorted(ids)
+    assert (await message_flags(env, public))[users["shiva"].id] == READ | HISTORICAL | STARRED
+    await _settle(env)
+    assert await _pairs(env, public) == sorted(ids)
+    assert await _pairs(env, mid) == sorted(users[n].id for n in ("hamlet", "othello", "iago"))
+
+
+async def test_settling_goes_in_slices_and_leaves_newer_rows(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not _sqlite(env):
+        pytest.skip("PostgreSQL stages nothing")
+    for name in ("hamlet", "othello", "iago", "shiva"):
+        await env.subscribe(name, "Denmark")
+    first = await send_stream_message(env, "hamlet", "Denmark", "one")
+    monkeypatch.setattr(sqlite_staged, "SETTLE_USERS_PER_TRANSACTION", 1)
+    db = env.services.db
+    real_write = db.write
+    writes = 0
+    later: list[int] = []
+
+    @asynccontextmanager
+    async def write_then_send() -> AsyncIterator[Any]:
+        # After the move's first slice, a send: its rows wait for the next move.
+        nonlocal writes
+        writes += 1
+        async with real_write() as conn:
+            yield conn
+        if writes == 1:
+            later.append(await send_stream_message(env, "othello", "Denmark", "two"))
+
+    monkeypatch.setattr(db, "write", write_then_send)
+    assert await _settle(env) == 4
+    assert writes == 4 + 1  # a transaction a user, and the send's
+    assert await _where(env, first) == {"user_message_rows": 4, "user_message_staged": 0}
+    assert await _where(env, later[0]) == {"user_message_rows": 0, "user_message_staged": 4}
+    assert await _pairs(env, later[0]) == sorted(
+        env.users[n].id for n in ("hamlet", "othello", "iago", "shiva")
+    )
+    assert await _settle(env) == 4
+    assert await _where(env, later[0]) == {"user_message_rows": 4, "user_message_staged": 0}
+
+
+async def test_a_row_in_both_tables_is_settled_not_stuck(env: TestEnv) -> None:
+    """Should a pair ever be in both tables, the move keeps the staged flags instead of
+    failing on the key, which would leave every later row staged."""
+    if not _sqlite(env):
+        pytest.skip("PostgreSQL stages nothing")
+    await env.subscribe("hamlet", "Denmark")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "one")
+    hamlet = env.users["hamlet"].id
+    async with env.services.db.write() as conn:
+        await conn.execute(
+            sa.text("INSERT INTO user_message_rows VALUES (:u, :m, :f)"),
+            {"u": hamlet, "m": mid, "f": STARRED},
+        )
+    assert await _settle(env) == 1
+    assert await _pairs(env, mid) == [hamlet]
+    assert (await message_flags(env, mid))[hamlet] == 0
+
+
+async def test_a_sqlite_server_settles_in_the_background(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not _sqlite(env):
+        assert env.services.db.settle_interval is None
+        return
+    assert env.services.db.settle_interval == 1.0
+    monkeypatch.setattr(sqlite_staged, "SETTLE_INTERVAL_SECONDS", 0.05)
+    monkeypatch.setattr(env.services.db.dialect, "SETTLE_INTERVAL_SECONDS", 0.05)
+    await env.subscribe("hamlet", "Denmark")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "one")
+    tasks = start_background_jobs(env.services)
+    try:
+        for _ in range(100):
+            if (await _where(env, mid))["user_message_staged"] == 0:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    assert await _where(env, mid) == {"user_message_rows": 1, "user_message_staged": 0}
+
+
+async def _page(env: TestEnv, user: str, **params: Any) -> list[tuple[int, list[str]]]:
+    body = assert_success(await env.client(user).get("/messages", params))
+    return [(m["id"], m["flags"]) for m in body["messages"]]
+
+
+async def test_reads_put_settled_and_staged_rows_together(env: TestEnv) -> None:
+    """Pages, the first unread message, a stream's history, /register's state and a
+    private stream's topics, with a user's rows in both tables."""
+    import json
+
+    for name in ("hamlet", "othello"):
+        await env.subscribe(name, "Denmark")
+    secret = await env.subscribe("hamlet", "Secret", invite_only=True)
+    await env.subscribe("othello", "Secret")
+    # Before iago subscribes: history for him, no row.
+    early = await send_stream_message(env, "hamlet", "Denmark", "early", "t0")
+    await env.subscribe("iago", "Denmark")
+    old = [
+        await send_stream_message(env, "hamlet", "Denmark", f"old {i}", f"t{i}") for i in range(3)
+    ]
+    old_secret = await send_stream_message(env, "hamlet", "Secret", "s1", "topic a")
+    await _settle(env)
+    new = [
+        await send_stream_message(env, "hamlet", "Denmark", f"new {i}", f"t{i}") for i in range(3)
+    ]
+    new_secret = await send_stream_message(env, "hamlet", "Secret", "s2", "topic b")
+    othello = env.client("othello")
+    assert_success(
+        await othello.post(
+            "/messages/flags", {"messages": [old[2], new[1]], "op": "add", "flag": "starred"}
+        )
+    )
+    assert_success(
+        await othello.post(
+            "/messages/flags", {"messages": [early, *old[:2]], "op": "add", "flag": "read"}
+        )
+    )
+    if _sqlite(env):
+        assert await _where(env, old[0]) == {"user_message_rows": 3, "user_message_staged": 0}
+        assert await _where(env, new[0]) == {"user_message_rows": 0, "user_message_staged": 3}
+    # A page across both tables, newest first and oldest first, in id order.
+    denmark = [{"operator": "stream", "operand": "Denmark"}]
+    everything = old + new
+    page = await _page(
+        env, "othello", anchor="newest", num_before=4, num_after=0, narrow=json.dumps(denmark)
+    )
+    assert [mid for mid, _ in page] == everything[-4:]
+    assert dict(page)[old[2]] == ["starred"] and dict(page)[new[1]] == ["starred"]
+    page = await _page(
+        env, "othello", anchor=old[1], num_before=0, num_after=3, narrow=json.dumps(denmark)
+    )
+    assert [mid for mid, _ in page] == everything[1:5]
+    # The first unread message, then is:starred and is:unread (flag-only narrows).
+    body = assert_success(
+        await othello.get("/messages", {"anchor": "first_unread", "num_before": 0, "num_after": 1})
+    )
+    assert body["anchor"] == old[2]
+    starred = json.dumps([{"operator": "is", "operand": "starred"}])
+    page = await _page(env, "othello", anchor="newest", num_before=10, num_after=0, narrow=starred)
+    assert [mid for mid, _ in page] == [old[2], new[1]]
+    unread = json.dumps([{"operator": "is", "operand": "unread"}])
+    page = await _page(env, "othello", anchor="oldest", num_before=0, num_after=10, narrow=unread)
+    assert [mid for mid, _ in page] == [old[2], old_secret, *new, new_secret]
+    # Stream history: iago has no row for the early message, rows in both tables after.
+    page = await _page(
+        env, "iago", anchor="oldest", num_before=0, num_after=10, narrow=json.dumps(denmark)
+    )
+    assert [mid for mid, _ in page] == [early, *everything]
+    assert dict(page)[early] == ["read", "historical"] and dict(page)[new[0]] == []
+    # /register, and a private stream's topics (no shared history: the user's rows).
+    state = await register(env, env.users["othello"])
+    assert state["max_message_id"] == new_secret
+    assert state["starred_messages"] == [old[2], new[1]]
+    assert state["unread_msgs"]["count"] == 6
+    topics = assert_success(await othello.get(f"/users/me/{secret.id}/topics"))["topics"]
+    assert [(t["name"], t["max_id"]) for t in topics] == [
+        ("topic b", new_secret),
+        ("topic a", old_secret),
+    ]
+
+
+def test_a_statement_over_one_table_renames_the_view_there() -> None:
+    sql = (
+        "SELECT message.id, user_message.flags FROM message JOIN user_message ON"
+        " user_message.message_id = message.id WHERE message.id IN"
+        " (SELECT own.message_id FROM user_message AS own WHERE own.user_profile_id = ?)"
+    )
+    assert sqlite_staged.on_table(sql, "user_message_staged") == (
+        "SELECT message.id, user_message.flags FROM message JOIN user_message_staged AS"
+        " user_message ON user_message.message_id = message.id WHERE message.id IN"
+        " (SELECT own.message_id FROM user_message_staged AS own WHERE own.user_profile_id = ?)"
+    )
