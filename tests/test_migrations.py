@@ -141,6 +141,19 @@ async def test_upgrade_gives_existing_realms_system_groups(tmp_path: Path) -> No
     }
 
 
+# A realm of two users and three messages, as an old schema holds them (SQLite).
+_OLD_REALM = (
+    "INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old', 0)",
+    "INSERT INTO user_profile (id, realm_id, email, delivery_email, full_name,"
+    " api_key, role, date_joined) VALUES (1, 1, 'a@x.org', 'a@x.org', 'A', 'k1',"
+    " 400, 0), (2, 1, 'b@x.org', 'b@x.org', 'B', 'k2', 400, 0)",
+    "INSERT INTO recipient (id, type, type_id) VALUES (1, 1, 1)",
+    "INSERT INTO message (id, realm_id, sender_id, recipient_id, content,"
+    " date_sent, sending_client) VALUES (10, 1, 1, 1, 'x', 0, 'test'),"
+    " (11, 1, 2, 1, 'y', 0, 'test'), (12, 1, 2, 1, 'z', 0, 'test')",
+)
+
+
 async def test_user_message_is_keyed_without_rowid_on_sqlite(tmp_path: Path) -> None:
     """Migration 0016: SQLite's user_message becomes one B-tree keyed by (user, message),
     its rows and flags kept, the unread index gone; downgrading restores both."""
@@ -174,16 +187,7 @@ async def test_user_message_is_keyed_without_rowid_on_sqlite(tmp_path: Path) -> 
     try:
         async with db.write() as conn:
             await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0015"))
-            for statement in (
-                "INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old', 0)",
-                "INSERT INTO user_profile (id, realm_id, email, delivery_email, full_name,"
-                " api_key, role, date_joined) VALUES (1, 1, 'a@x.org', 'a@x.org', 'A', 'k1',"
-                " 400, 0), (2, 1, 'b@x.org', 'b@x.org', 'B', 'k2', 400, 0)",
-                "INSERT INTO recipient (id, type, type_id) VALUES (1, 1, 1)",
-                "INSERT INTO message (id, realm_id, sender_id, recipient_id, content,"
-                " date_sent, sending_client) VALUES (10, 1, 1, 1, 'x', 0, 'test'),"
-                " (11, 1, 2, 1, 'y', 0, 'test')",
-            ):
+            for statement in _OLD_REALM:
                 await conn.execute(sa.text(statement))
             await conn.execute(
                 sa.text("INSERT INTO user_message VALUES (:u, :m, :f)"),
@@ -239,16 +243,7 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_sqlite(
     try:
         async with db.write() as conn:
             await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0018"))
-        for statement in (
-            "INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old', 0)",
-            "INSERT INTO user_profile (id, realm_id, email, delivery_email, full_name,"
-            " api_key, role, date_joined) VALUES (1, 1, 'a@x.org', 'a@x.org', 'A', 'k1',"
-            " 400, 0), (2, 1, 'b@x.org', 'b@x.org', 'B', 'k2', 400, 0)",
-            "INSERT INTO recipient (id, type, type_id) VALUES (1, 1, 1)",
-            "INSERT INTO message (id, realm_id, sender_id, recipient_id, content,"
-            " date_sent, sending_client) VALUES (10, 1, 1, 1, 'x', 0, 'test'),"
-            " (11, 1, 2, 1, 'y', 0, 'test'), (12, 1, 2, 1, 'z', 0, 'test')",
-        ):
+        for statement in _OLD_REALM:
             await run(statement)
         await run(
             "INSERT INTO user_message VALUES (:u, :m, :f)",

@@ -80,12 +80,19 @@ async def test_a_send_is_staged_and_settled_with_its_flags(env: TestEnv) -> None
     assert await _settle(env) == 0
 
 
-async def test_flags_change_on_staged_and_settled_rows(env: TestEnv) -> None:
+async def _settled_and_staged(env: TestEnv) -> tuple[int, int]:
+    """Two messages from hamlet to othello in Denmark: the first's rows moved into
+    user_message_rows (on SQLite), the second's staged."""
     for name in ("hamlet", "othello"):
         await env.subscribe(name, "Denmark")
     settled = await send_stream_message(env, "hamlet", "Denmark", "one")
     await _settle(env)
     staged = await send_stream_message(env, "hamlet", "Denmark", "two")
+    return settled, staged
+
+
+async def test_flags_change_on_staged_and_settled_rows(env: TestEnv) -> None:
+    settled, staged = await _settled_and_staged(env)
     othello = env.client("othello")
     ids = [settled, staged]
     for op in ("add", "remove", "add"):
@@ -120,11 +127,7 @@ async def test_marking_a_stream_read_reaches_staged_rows(env: TestEnv) -> None:
 
 
 async def test_deleting_a_message_deletes_its_rows_in_both_tables(env: TestEnv) -> None:
-    for name in ("hamlet", "othello"):
-        await env.subscribe(name, "Denmark")
-    settled = await send_stream_message(env, "hamlet", "Denmark", "one")
-    await _settle(env)
-    staged = await send_stream_message(env, "hamlet", "Denmark", "two")
+    settled, staged = await _settled_and_staged(env)
     for mid in (settled, staged):
         assert_success(await env.client("iago").delete(f"/messages/{mid}"))
         assert await _pairs(env, mid) == []

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from hubbub import search
-from hubbub.db.dialects import long_read, outer_joined_rows
+from hubbub.db.dialects import WHOLE_VIEW, long_read
 from hubbub.db.tables import (
     direct_message_group_member,
     message,
@@ -75,10 +75,23 @@ class NarrowQuery:
     # A negated search term: PostgreSQL's choice of walk (``walk_rows``) covers only
     # words that must match.
     negated_search: bool = False
-    # The database's dialect: on SQLite ``user_message`` is a view of two tables, which a
-    # stream history's outer join reads each of (``outer_joined_rows``); a statement with
-    # an inner join runs once per table (``dialects.user_message_arms``).
+    # The database's dialect: on SQLite ``user_message`` is a view of two tables
+    # (migration 0019), which an outer join would read all of the user's rows of first:
+    # with stream history each message's row is looked up instead (``_own_flags``); a
+    # statement with an inner join runs once per table (``dialects.user_message_arms``).
     dialect: str = "postgresql"
+
+    def _looks_up_rows(self) -> bool:
+        return self.include_history and self.dialect == "sqlite"
+
+    def _own_flags(self) -> ColumnElement[int]:
+        """The flags of the user's row of each message, or NULL (SQLite with history)."""
+        own = user_message.alias("own_flags")
+        return (
+            sa.select(own.c.flags)
+            .where(own.c.user_profile_id == self.user.id, own.c.message_id == message.c.id)
+            .scalar_subquery()
+        )
 
     def order_id(self) -> ColumnElement[int]:
         """The id column to order pages by: the same ids, in the index the query walks."""
@@ -92,12 +105,15 @@ class NarrowQuery:
         # Id bounds repeated on the user's rows: PostgreSQL does not carry an inequality
         # across the join's equality, and without them scans the rows from the first.
         on.extend(id_bounds(user_message.c.message_id, above, below))
+        if self._looks_up_rows():
+            return message
         if self.include_history:
             return message.outerjoin(user_message, sa.and_(*on))
         return message.join(user_message, sa.and_(*on))
 
     def flags(self) -> ColumnElement[int]:
-        return sa.func.coalesce(user_message.c.flags, READ | HISTORICAL)
+        own = self._own_flags() if self._looks_up_rows() else user_message.c.flags
+        return sa.func.coalesce(own, READ | HISTORICAL)
 
     def where(self, fts_window: ColumnElement[bool] | None = None) -> ColumnElement[bool]:
         # No ``realm_id`` condition: the user's rows and the history they may read are all
@@ -105,8 +121,9 @@ class NarrowQuery:
         # whole message index newest-first.
         visible: ColumnElement[bool] = sa.true()
         if self.include_history:
+            own = self._own_flags() if self._looks_up_rows() else user_message.c.flags
             visible = sa.or_(
-                user_message.c.flags.is_not(None),
+                own.is_not(None),
                 message.c.recipient_id.in_(history_recipients(self.user)),
             )
         conditions = list(self.conditions)
@@ -130,8 +147,9 @@ class NarrowQuery:
             .select_from(self.from_clause(above=above, below=below))
             .where(self.where(fts_window), *bounds)
         )
-        if self.include_history:
-            return outer_joined_rows(self.dialect, statement)
+        if self._looks_up_rows():
+            # No join to run once per table: each look-up reads both (``_own_flags``).
+            return statement.execution_options(**{WHOLE_VIEW: True})
         return statement
 
     def walk_rows(
@@ -473,13 +491,21 @@ def _include_history(user: User, terms: list[NarrowTerm]) -> bool:
 
 
 async def build_narrow_query(
-    conn: AsyncConnection, user: User, terms: list[NarrowTerm]
+    conn: AsyncConnection,
+    user: User,
+    terms: list[NarrowTerm],
+    *,
+    include_history: bool | None = None,
 ) -> NarrowQuery:
+    """The narrow's query; ``include_history`` overrides whether it reads stream history
+    (the narrow's terms decide by default). Its conditions are built for that choice."""
     has_stream = any(t.operator == "stream" and not t.negated for t in terms)
+    if include_history is None:
+        include_history = _include_history(user, terms)
     query = NarrowQuery(
         user,
         [],
-        _include_history(user, terms),
+        include_history,
         names_stream=has_stream,
         dialect=conn.dialect.name,
     )

@@ -112,9 +112,8 @@ async def _get_messages_by_id(
 ) -> Payload:
     terms = parse_narrow(narrow)
     async with req.services.db.read() as conn:
-        query = await build_narrow_query(conn, req.me, terms)
         # Readable history counts as it does for GET /messages/{id}.
-        query.include_history = True
+        query = await build_narrow_query(conn, req.me, terms, include_history=True)
         rows = await conn.execute(
             query.select(message.c.id, query.flags().label("flags"))
             .where(message.c.id.in_(message_ids))
@@ -139,9 +138,8 @@ async def messages_match_narrow(
     """Check if messages match a narrow"""
     terms = parse_narrow(narrow)
     async with req.services.db.read() as conn:
-        query = await build_narrow_query(conn, req.me, terms)
         # As Zulip: only messages the user received (has a row for), never stream history.
-        query.include_history = False
+        query = await build_narrow_query(conn, req.me, terms, include_history=False)
         rows = await arms_rows(
             conn,
             query.select(message.c.id, message.c.rendered_content, message.c.topic).where(

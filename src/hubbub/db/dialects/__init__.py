@@ -17,6 +17,9 @@ S = TypeVar("S", bound=Executable)
 # SQLite runs it in its connection's thread, every other statement inline on the event
 # loop (``sqlite._Connection``); PostgreSQL ignores it.
 LONG_READ = "hubbub_long_read"
+# The execution option of a statement that reads SQLite's user_message view well as it
+# is: ``user_message_arms`` leaves it whole (``sqlite_staged``).
+WHOLE_VIEW = "hubbub_user_message_whole"
 
 
 def long_read(statement: S) -> S:
@@ -97,11 +100,3 @@ async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
     """Whether the user has staged rows (SQLite; never on PostgreSQL)."""
     found: bool = await for_name(conn.dialect.name).has_staged_rows(conn, user_id)
     return found
-
-
-def outer_joined_rows(dialect: str, statement: S) -> S:
-    """``statement``, whose outer join of ``user_message`` reads stream history, as it
-    runs on ``dialect``: itself on PostgreSQL; on SQLite, an outer join of each table of
-    the rows (``sqlite_staged.joined_both``)."""
-    joined: S = for_name(dialect).joined_both(statement)
-    return joined

@@ -146,10 +146,6 @@ def per_table(statement: Any) -> list[Any]:
     return [statement]
 
 
-def joined_both(statement: Any) -> Any:
-    return statement
-
-
 async def settle_staged(db: object) -> int:
     """Nothing is staged on PostgreSQL (no server calls this: SETTLE_INTERVAL_SECONDS)."""
     del db

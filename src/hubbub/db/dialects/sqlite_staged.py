@@ -9,15 +9,14 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import visitors
-from sqlalchemy.sql.selectable import Alias, Join
 
-from hubbub.db.dialects import LONG_READ
+from hubbub.db.dialects import LONG_READ, WHOLE_VIEW
 from hubbub.db.tables import user_message, user_message_rows, user_message_staged
 
 if TYPE_CHECKING:
@@ -137,26 +136,10 @@ async def settle_staged(db: Database) -> int:
 # be merged into a query that joins it and orders or limits the join, nor into an outer
 # join: it then collects all of the user's rows first (a page of a topic narrow, ~1 ms,
 # took 20 ms that way on the full-scale realm, and the first unread message 65 ms). So a
-# narrow's statement is rewritten: an inner join runs once per table (``per_table``: the
-# same plan as before on the user-major table, and a short one on the staged rows, whose
-# results the caller merges), an outer join joins both tables (``joined_both``).
-
-
-# SQLAlchemy's cloning rewrite of a statement's elements (typed for its own callers).
-_replace: Any = visitors.replacement_traverse
-
-
-def _replacer(table: sa.Table) -> Callable[[Any], Any]:
-    """A ``replacement_traverse`` function: ``user_message``'s columns become ``table``'s."""
-
-    def replace(element: Any, **_kw: Any) -> Any:
-        if element is user_message:
-            return table
-        if isinstance(element, sa.Column) and element.table is user_message:
-            return table.c[element.key]
-        return None
-
-    return replace
+# statement with an inner join runs once per table (``per_table``: the same plan as before
+# on the user-major table, and a short one on the staged rows, whose results the caller
+# merges); a narrow with stream history looks each message's row up instead of joining
+# (``NarrowQuery._own_flags``).
 
 
 # The execution option that runs a statement over one table of the rows (``per_table``),
@@ -181,7 +164,7 @@ def per_table(statement: Any) -> list[Any]:
     For a statement whose mentions of ``user_message`` are all one user's row of one
     message (a narrow's inner join, its ``own`` matches; an aggregate of one user's rows):
     each row is in one table, so the results together are the statement's over the view.
-    (A statement that does not read the view, once.)"""
+    (A statement that does not read the view, or marked ``WHOLE_VIEW``, once.)"""
     if not _reads_view(statement):
         return [statement]
     rows, staged = USER_MESSAGE_TABLES
@@ -191,27 +174,6 @@ def per_table(statement: Any) -> list[Any]:
         # statistics, ``STAGED_STATISTICS``): inline, not worth a turn of the loop.
         statement.execution_options(**{TABLE_OPTION: staged.name, LONG_READ: False}),
     ]
-
-
-def joined_both(statement: Any) -> Any:
-    """``statement`` with its outer join of ``user_message`` (a narrow with stream
-    history) made an outer join of each table, and each of the view's columns the first
-    of the two that is not NULL."""
-    rows, staged = USER_MESSAGE_TABLES
-
-    def replace(element: Any, **_kw: Any) -> Any:
-        if isinstance(element, Join) and element.right is user_message:
-            if not element.isouter:
-                raise ValueError("joined_both: an inner join of user_message (per_table)")
-            left: Any = _replace(element.left, {}, replace)
-            on_rows: Any = _replace(element.onclause, {}, _replacer(rows))
-            on_staged: Any = _replace(element.onclause, {}, _replacer(staged))
-            return left.outerjoin(rows, on_rows).outerjoin(staged, on_staged)
-        if isinstance(element, sa.Column) and element.table is user_message:
-            return sa.func.coalesce(rows.c[element.key], staged.c[element.key])
-        return None
-
-    return _replace(statement, {}, replace)
 
 
 _USER_STAGED = (
@@ -229,7 +191,8 @@ async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
 
 
 def _reads_view(statement: Any) -> bool:
-    return any(
-        element is user_message or (isinstance(element, Alias) and element.element is user_message)
-        for element in visitors.iterate(statement)
-    )
+    """Whether ``statement`` reads the view in a way that needs one run per table (not
+    one marked ``WHOLE_VIEW``)."""
+    if statement.get_execution_options().get(WHOLE_VIEW):
+        return False
+    return any(element is user_message for element in visitors.iterate(statement))
