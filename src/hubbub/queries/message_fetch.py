@@ -125,9 +125,8 @@ async def fetch_window(
         )
         before = rows[::-1]
     if include_anchor and not anchored_left and not past_all:
-        rows = await arms_rows(
-            conn, query.select(*columns).where(message.c.id == anchor), query.user.id
-        )
+        # One message by its key: SQLite looks it up in each table of the view by theirs.
+        rows = await conn.execute(query.select(*columns).where(message.c.id == anchor))
         at = [(mid, int(flags)) for mid, flags in rows]
     if paging_after:
         after = await _page(conn, query, columns, estimate, above=anchor, limit=num_after)
