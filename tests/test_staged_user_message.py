@@ -2,11 +2,13 @@
 send's rows wait in ``user_message_staged`` until the server moves them into
 ``user_message_rows``; reads see both through the ``user_message`` view, and every write
 reaches a row wherever it is. The behaviour tests run on both databases (PostgreSQL has
-one table); what is staged where is checked on SQLite."""
+one table); what is staged where is checked on SQLite, and the move's own tests run on
+SQLite alone."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -169,11 +171,10 @@ async def test_rows_added_beside_staged_ones_are_not_doubled(env: TestEnv) -> No
     assert await _pairs(env, mid) == sorted(users[n].id for n in ("hamlet", "othello", "iago"))
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_settling_goes_in_slices_and_leaves_newer_rows(
     env: TestEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not _sqlite(env):
-        pytest.skip("PostgreSQL stages nothing")
     for name in ("hamlet", "othello", "iago", "shiva"):
         await env.subscribe(name, "Denmark")
     first = await send_stream_message(env, "hamlet", "Denmark", "one")
@@ -205,11 +206,10 @@ async def test_settling_goes_in_slices_and_leaves_newer_rows(
     assert await _where(env, later[0]) == {"user_message_rows": 4, "user_message_staged": 0}
 
 
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_a_row_in_both_tables_is_settled_not_stuck(env: TestEnv) -> None:
     """Should a pair ever be in both tables, the move keeps the staged flags instead of
     failing on the key, which would leave every later row staged."""
-    if not _sqlite(env):
-        pytest.skip("PostgreSQL stages nothing")
     await env.subscribe("hamlet", "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "one")
     hamlet = env.users["hamlet"].id
@@ -255,8 +255,6 @@ async def _page(env: TestEnv, user: str, **params: Any) -> list[tuple[int, list[
 async def test_reads_put_settled_and_staged_rows_together(env: TestEnv) -> None:
     """Pages, the first unread message, a stream's history, /register's state and a
     private stream's topics, with a user's rows in both tables."""
-    import json
-
     for name in ("hamlet", "othello"):
         await env.subscribe(name, "Denmark")
     secret = await env.subscribe("hamlet", "Secret", invite_only=True)
