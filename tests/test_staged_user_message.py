@@ -308,6 +308,14 @@ async def test_reads_put_settled_and_staged_rows_together(env: TestEnv) -> None:
     unread = json.dumps([{"operator": "is", "operand": "unread"}])
     page = await _page(env, "othello", anchor="oldest", num_before=0, num_after=10, narrow=unread)
     assert [mid for mid, _ in page] == [old[2], old_secret, *new, new_secret]
+    # Searches: matches in either table (a search reads the staged table only for a user
+    # with rows there).
+    for word, found in (("new", new), ("old", old)):
+        search = json.dumps([{"operator": "search", "operand": word}])
+        page = await _page(
+            env, "othello", anchor="newest", num_before=10, num_after=0, narrow=search
+        )
+        assert [mid for mid, _ in page] == found
     # Stream history: iago has no row for the early message, rows in both tables after.
     page = await _page(
         env, "iago", anchor="oldest", num_before=0, num_after=10, narrow=json.dumps(denmark)
@@ -337,3 +345,17 @@ def test_a_statement_over_one_table_renames_the_view_there() -> None:
         " user_message ON user_message.message_id = message.id WHERE message.id IN"
         " (SELECT own.message_id FROM user_message_staged AS own WHERE own.user_profile_id = ?)"
     )
+
+
+def test_a_statement_over_both_tables_is_one_union_with_its_parameters_twice() -> None:
+    sql = (
+        "SELECT max(user_message.message_id) FROM user_message"
+        " WHERE user_message.user_profile_id = ?"
+    )
+    assert sqlite_staged.on_table(sql, sqlite_staged.BOTH_TABLES) == (
+        "SELECT * FROM (SELECT max(user_message.message_id) FROM user_message_rows AS"
+        " user_message WHERE user_message.user_profile_id = ?) UNION ALL SELECT * FROM"
+        " (SELECT max(user_message.message_id) FROM user_message_staged AS user_message"
+        " WHERE user_message.user_profile_id = ?)"
+    )
+    assert sqlite_staged.doubled((7, "x")) == (7, "x", 7, "x")

@@ -83,7 +83,8 @@ class NarrowQuery:
     # The database's dialect: on SQLite ``user_message`` is a view of two tables
     # (migration 0019), which an outer join would read all of the user's rows of first:
     # with stream history each message's row is looked up instead (``_own_flags``); a
-    # statement with an inner join runs once per table (``dialects.user_message_arms``).
+    # statement with an inner join runs over each table in turn
+    # (``dialects.over_user_message``).
     dialect: str = "postgresql"
 
     def _looks_up_rows(self) -> bool:

@@ -111,8 +111,8 @@ def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
         long = bool(options.get(LONG_READ))
         plan = _plan(compiled, dialect, long) if plain else None
         table = options.get(sqlite_staged.TABLE_OPTION)
-        if plan is not None and table:  # one table of SQLite's user_message view
-            plan = dataclasses.replace(plan, sql=sqlite_staged.on_table(plan.sql, table))
+        if plan is not None and table:  # SQLite's user_message view's tables
+            plan = _on_table(plan, table)
         entry = (statement, plan)
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
@@ -142,6 +142,24 @@ def _plan(compiled: SQLCompiler, dialect: Dialect, long: bool) -> _Compiled:
         tuple(convert),
         tuple(convert_params),
         long,
+    )
+
+
+def _on_table(plan: _Compiled, table: str) -> _Compiled:
+    """``plan`` over one table of SQLite's view or over both (``sqlite_staged.on_table``,
+    whose SQL for both takes the parameters twice)."""
+    sql = sqlite_staged.on_table(plan.sql, table)
+    if table != sqlite_staged.BOTH_TABLES:
+        return dataclasses.replace(plan, sql=sql)
+    count = len(plan.names)
+    return dataclasses.replace(
+        plan,
+        sql=sql,
+        names=sqlite_staged.doubled(plan.names),
+        convert_params=(
+            *plan.convert_params,
+            *((index + count, function) for index, function in plan.convert_params),
+        ),
     )
 
 
@@ -190,20 +208,6 @@ async def fetch_rows(
         # As SQLAlchemy would raise it: callers tell errors apart by its classes (an id
         # beyond a 32-bit column is a 400 in ``api/endpoint.py``, not a 500).
         raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, Exception) from exc
-    return rows
-
-
-async def fetch_arms(
-    conn: AsyncConnection,
-    arms: Sequence[sa.Select[Any]],
-    params: Mapping[str, Any] | None = None,
-) -> list[Sequence[Any]]:
-    """The rows of each of a statement's arms in turn (module-level constants, from
-    ``dialects.user_message_arms``: SQLite runs a statement over the user's rows once per
-    table of them)."""
-    rows: list[Sequence[Any]] = []
-    for arm in arms:
-        rows.extend(await fetch_rows(conn, arm, params))
     return rows
 
 

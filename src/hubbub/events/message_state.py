@@ -18,8 +18,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.dialects import PerDialect, long_read, user_message_arms
-from hubbub.db.fast import fetch_arms
+from hubbub.db.dialects import PerDialect, long_read, over_user_message
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import (
     message,
     recipient,
@@ -98,22 +98,23 @@ _UNREAD_ROWS = long_read(
 )
 _PRIVATE = _newest_own_rows(flag_is(IS_PRIVATE, True), MAX_RECENT_PRIVATE_MESSAGES)
 _PRIVATE_ROWS = _with_message(_PRIVATE, message.c.sender_id, recipient.c.type, recipient.c.type_id)
-# Each statement once per table of the user's rows on SQLite (``user_message_arms``).
-_UNREAD_ARMS = PerDialect(lambda dialect: dialect.per_table(_UNREAD_ROWS))
-_PRIVATE_ARMS = PerDialect(lambda dialect: dialect.per_table(_PRIVATE_ROWS))
+# Over each table of the user's rows in turn on SQLite (``over_user_message``).
+_UNREAD_OVER = PerDialect(lambda dialect: dialect.over_tables(_UNREAD_ROWS))
+_PRIVATE_OVER = PerDialect(lambda dialect: dialect.over_tables(_PRIVATE_ROWS))
 
 
 async def _newest_rows(
-    conn: AsyncConnection, arms: PerDialect[list[Any]], user_id: int, limit: int
+    conn: AsyncConnection, statement: PerDialect[Any], user_id: int, limit: int
 ) -> list[Any]:
-    """The newest ``limit`` rows (by message id, first) of a statement's arms."""
-    rows = await fetch_arms(conn, arms(conn), {"user_id": user_id})
+    """The newest ``limit`` rows (by message id, first) of a statement over the user's
+    rows, whose tables' results come one after the other."""
+    rows = list(await fetch_rows(conn, statement(conn), {"user_id": user_id}))
     rows.sort(key=lambda row: row[0], reverse=True)
     return rows[:limit]
 
 
 async def _unread_msgs(conn: AsyncConnection, user_id: int) -> dict[str, Any]:
-    rows = await _newest_rows(conn, _UNREAD_ARMS, user_id, MAX_UNREAD_MESSAGES + 1)
+    rows = await _newest_rows(conn, _UNREAD_OVER, user_id, MAX_UNREAD_MESSAGES + 1)
     missing = len(rows) > MAX_UNREAD_MESSAGES
     # Newest first from the query; oldest first from here on.
     rows = rows[:MAX_UNREAD_MESSAGES][::-1]
@@ -291,7 +292,7 @@ def recount_unread(register_state: dict[str, Any]) -> None:
 async def _recent_private_conversations(
     conn: AsyncConnection, user_id: int
 ) -> list[dict[str, Any]]:
-    rows = await _newest_rows(conn, _PRIVATE_ARMS, user_id, MAX_RECENT_PRIVATE_MESSAGES)
+    rows = await _newest_rows(conn, _PRIVATE_OVER, user_id, MAX_RECENT_PRIVATE_MESSAGES)
     members = await get_direct_message_group_members(
         conn, {type_id for _, _, rtype, type_id in rows if rtype == RECIPIENT_DIRECT_MESSAGE_GROUP}
     )
@@ -321,10 +322,8 @@ async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:
         starred = sa.select(user_message.c.message_id).where(
             user_message.c.user_profile_id == me, flag_is(STARRED, True)
         )
-        found: list[int] = []
-        for arm in user_message_arms(conn, starred):
-            found.extend(mid for (mid,) in await conn.execute(arm))
-        state["starred_messages"] = sorted(found)
+        found = await conn.execute(over_user_message(conn, starred))
+        state["starred_messages"] = sorted(mid for (mid,) in found)
     if ctx.wanted("recent_private_conversations"):
         state["recent_private_conversations"] = await _recent_private_conversations(conn, me)
     return state

@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.dialects import has_staged_rows, long_read, user_message_arms
+from hubbub.db.dialects import has_staged_rows, long_read, over_user_message
 from hubbub.db.tables import message, user_message
 from hubbub.errors import JsonableError
 from hubbub.models import User
@@ -66,22 +66,17 @@ async def first_unread_anchor(conn: AsyncConnection, query: NarrowQuery) -> int:
         .order_by(user_message.c.message_id)
         .limit(1)
     )
-    found = [int(mid) for (mid,) in await arms_rows(conn, statement, query.user.id)]
+    found = [int(mid) for (mid,) in await narrow_rows(conn, query, statement)]
     return min(found) if found else LARGER_THAN_MAX_MESSAGE_ID
 
 
-async def arms_rows(conn: AsyncConnection, statement: sa.Select[Any], user_id: int) -> list[Any]:
-    """The rows of a narrow's statement over ``user_id``'s rows, each of its arms' in turn
-    (``dialects.user_message_arms``: SQLite's two tables of the user's rows), but for a
-    staged table that holds none of the user's rows: a search's arm there would run
-    the search again."""
-    arms = user_message_arms(conn, statement)
-    if len(arms) > 1 and not await has_staged_rows(conn, user_id):
-        arms = arms[:1]
-    rows: list[Any] = []
-    for arm in arms:
-        rows.extend(await conn.execute(arm))
-    return rows
+async def narrow_rows(conn: AsyncConnection, query: NarrowQuery, statement: Any) -> list[Any]:
+    """The rows of a narrow's statement over the user's rows (``over_user_message``: on
+    SQLite each table's in turn, for the caller to merge). A search leaves out the staged
+    table when it holds none of the user's rows: SQLite may start that part from the
+    search's matches (the whole search again) rather than from the user's few rows."""
+    staged = not query.search_queries or await has_staged_rows(conn, query.user.id)
+    return list(await conn.execute(over_user_message(conn, statement, staged=staged)))
 
 
 @dataclass
@@ -253,9 +248,9 @@ async def _rows(
     order = order_id.desc() if newest_first else order_id
     rows = [
         (mid, int(flags))
-        for mid, flags in await arms_rows(conn, select.order_by(order).limit(limit), query.user.id)
+        for mid, flags in await narrow_rows(conn, query, select.order_by(order).limit(limit))
     ]
-    # The arms' pages together: each message is in one of them.
+    # The tables' pages together: each message is in one of them.
     rows.sort(reverse=newest_first)
     return rows[:limit]
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
-from hubbub.db.dialects import user_message_arms
+from hubbub.db.dialects import over_user_message
 from hubbub.db.tables import message, recipient, stream, subscription, user_message
 from hubbub.errors import JsonableError
 from hubbub.models import Stream, User
@@ -146,10 +146,11 @@ async def max_message_id_for_user(conn: AsyncConnection, user_id: int) -> int:
     statement = sa.select(sa.func.max(user_message.c.message_id)).where(
         user_message.c.user_profile_id == user_id
     )
+    # A row per table of the user's rows on SQLite (``over_user_message``).
     found = [
         newest
-        for arm in user_message_arms(conn, statement)
-        if (newest := (await conn.execute(arm)).scalar()) is not None
+        for (newest,) in await conn.execute(over_user_message(conn, statement))
+        if newest is not None
     ]
     return int(max(found)) if found else -1
 

@@ -7,7 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.dialects import user_message_arms
+from hubbub.db.dialects import over_user_message
 from hubbub.db.tables import message, user_message
 from hubbub.models import Stream, User
 from hubbub.queries.message_flags import stream_recipient
@@ -35,10 +35,10 @@ async def get_topic_history(
             ),
         )
     newest_by_topic: dict[str, int] = {}
-    # Once per table of the user's rows on SQLite (``user_message_arms``).
-    for arm in user_message_arms(conn, query.group_by(message.c.topic)):
-        for name, max_id in await conn.execute(arm):
-            newest_by_topic[name] = max(int(max_id), newest_by_topic.get(name, 0))
+    # A row per topic and table of the user's rows on SQLite (``over_user_message``).
+    by_topic = over_user_message(conn, query.group_by(message.c.topic))
+    for name, max_id in await conn.execute(by_topic):
+        newest_by_topic[name] = max(int(max_id), newest_by_topic.get(name, 0))
     rows = sorted(newest_by_topic.items(), key=lambda item: -item[1])
     seen: set[str] = set()
     topics = []

@@ -18,7 +18,7 @@ S = TypeVar("S", bound=Executable)
 # loop (``sqlite._Connection``); PostgreSQL ignores it.
 LONG_READ = "hubbub_long_read"
 # The execution option of a statement that reads SQLite's user_message view well as it
-# is: ``user_message_arms`` leaves it whole (``sqlite_staged``).
+# is: ``over_user_message`` leaves it whole (``sqlite_staged``).
 WHOLE_VIEW = "hubbub_user_message_whole"
 
 
@@ -88,12 +88,14 @@ async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -
     await for_name(conn.dialect.name).settle_messages(conn, message_ids)
 
 
-def user_message_arms(conn: AsyncConnection, statement: S) -> list[S]:
+def over_user_message(conn: AsyncConnection, statement: S, *, staged: bool = True) -> S:
     """``statement`` as it runs on ``conn``'s database: itself on PostgreSQL; on SQLite,
-    once per table of ``user_message``'s rows when it joins the view (see
-    ``sqlite_staged.per_table``: the caller puts the results together)."""
-    arms: list[S] = for_name(conn.dialect.name).per_table(statement)
-    return arms
+    where it joins the view, over each table of ``user_message``'s rows in turn, their
+    results one after the other (``sqlite_staged.over_tables``: the caller merges them,
+    a row per group and table for an aggregate; ``staged`` false leaves out the staged
+    table, for a user ``has_staged_rows`` says has none)."""
+    found: S = for_name(conn.dialect.name).over_tables(statement, staged=staged)
+    return found
 
 
 async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:

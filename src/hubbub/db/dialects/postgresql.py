@@ -141,9 +141,10 @@ async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
     return False
 
 
-def per_table(statement: Any) -> list[Any]:
+def over_tables(statement: Any, *, staged: bool = True) -> Any:
     """One table holds the rows: the statement as it is."""
-    return [statement]
+    del staged
+    return statement
 
 
 async def settle_staged(db: object) -> int:

@@ -19,6 +19,7 @@ from sqlalchemy.util import await_only
 
 from hubbub.db.dialects import LONG_READ
 from hubbub.db.dialects.sqlite_staged import (
+    BOTH_TABLES,
     INSERT_STAGED,
     PIN_STAGED_STATISTICS,
     SETTLE_INTERVAL_SECONDS,
@@ -27,9 +28,10 @@ from hubbub.db.dialects.sqlite_staged import (
     UNPIN_STAGED_STATISTICS,
     USER_MESSAGE_SETTLED,
     USER_MESSAGE_TABLES,
+    doubled,
     has_staged_rows,
     on_table,
-    per_table,
+    over_tables,
     pin_staged_statistics,
     settle_messages,
     settle_staged,
@@ -41,7 +43,7 @@ __all__ = [
     "USER_MESSAGE_SETTLED",
     "USER_MESSAGE_TABLES",
     "has_staged_rows",
-    "per_table",
+    "over_tables",
     "settle_messages",
     "settle_staged",
 ]
@@ -155,9 +157,13 @@ def install(engine: AsyncEngine, *, writer: bool = False) -> None:
         context: Any,
         _executemany: bool,
     ) -> tuple[str, Any]:
-        # One table of the view's rows (``sqlite_staged.per_table``).
+        # The view's tables (``sqlite_staged.over_tables``).
         table = context.execution_options.get(TABLE_OPTION) if context is not None else None
-        return (on_table(statement, table) if table else statement), parameters
+        if not table:
+            return statement, parameters
+        if table == BOTH_TABLES:
+            parameters = doubled(parameters)
+        return on_table(statement, table), parameters
 
     @sa.event.listens_for(sync_engine, "before_cursor_execute")
     def _on_execute(

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import visitors
 
-from hubbub.db.dialects import LONG_READ, WHOLE_VIEW
+from hubbub.db.dialects import WHOLE_VIEW
 from hubbub.db.tables import user_message, user_message_rows, user_message_staged
 
 if TYPE_CHECKING:
@@ -136,44 +136,59 @@ async def settle_staged(db: Database) -> int:
 # be merged into a query that joins it and orders or limits the join, nor into an outer
 # join: it then collects all of the user's rows first (a page of a topic narrow, ~1 ms,
 # took 20 ms that way on the full-scale realm, and the first unread message 65 ms). So a
-# statement with an inner join runs once per table (``per_table``: the same plan as before
-# on the user-major table, and a short one on the staged rows, whose results the caller
-# merges); a narrow with stream history looks each message's row up instead of joining
+# statement with an inner join runs over each table in turn, as one statement
+# (``over_tables``: the same plan as before on the user-major table, and a short one on
+# the staged rows, their results one after the other, which the caller merges); a
+# narrow with stream history looks each message's row up instead of joining
 # (``NarrowQuery._own_flags``).
 
 
-# The execution option that runs a statement over one table of the rows (``per_table``),
-# and what its SQL's mentions of the view become: SQLAlchemy names the view's columns by
-# the view's name (``user_message.flags``), so the table takes the view's name as its
-# alias there; an alias of the view (``user_message AS own``) becomes one of the table.
-# Rewriting the compiled text costs microseconds; rebuilding the statement with
-# SQLAlchemy's ``replacement_traverse`` cost 2-5 ms a narrow's page.
+# The execution option that runs a statement over the tables of the rows rather than the
+# view (``over_tables``), and what its SQL's mentions of the view become: SQLAlchemy names
+# the view's columns by the view's name (``user_message.flags``), so the table takes the
+# view's name as its alias there; an alias of the view (``user_message AS own``) becomes
+# one of the table. Its value: one table's name, or ``BOTH_TABLES``. Rewriting the
+# compiled text costs microseconds; rebuilding the statement with SQLAlchemy's
+# ``replacement_traverse`` cost 2-5 ms a narrow's page.
 TABLE_OPTION = "hubbub_user_message_table"
+BOTH_TABLES = "*"
 _VIEW_MENTION = re.compile(r"\buser_message\b(?![._])( AS )?")
 
 
 def on_table(sql: str, table: str) -> str:
-    """``sql``, compiled from a statement over the view, over ``table`` instead."""
+    """``sql``, compiled from a statement over the view, over ``table`` instead; over
+    each table in turn for ``BOTH_TABLES``, the same statement twice in a UNION ALL of
+    two subqueries, each ordered and limited as the statement is, so that SQLite plans
+    each alone (its parameters twice over: ``doubled``)."""
+    if table == BOTH_TABLES:
+        rows, staged = (on_table(sql, t.name) for t in USER_MESSAGE_TABLES)
+        return f"SELECT * FROM ({rows}) UNION ALL SELECT * FROM ({staged})"
     return _VIEW_MENTION.sub(
         lambda found: f"{table} AS " if found.group(1) else f"{table} AS user_message", sql
     )
 
 
-def per_table(statement: Any) -> list[Any]:
-    """``statement`` once per table that holds ``user_message``'s rows (``TABLE_OPTION``).
-    For a statement whose mentions of ``user_message`` are all one user's row of one
-    message (a narrow's inner join, its ``own`` matches; an aggregate of one user's rows):
-    each row is in one table, so the results together are the statement's over the view.
-    (A statement that does not read the view, or marked ``WHOLE_VIEW``, once.)"""
+def doubled(parameters: Sequence[Any]) -> tuple[Any, ...]:
+    """A statement's positional parameters for its SQL ``on_table(..., BOTH_TABLES)``."""
+    return (*parameters, *parameters)
+
+
+def over_tables(statement: Any, *, staged: bool = True) -> Any:
+    """``statement`` over the tables that hold ``user_message``'s rows (``TABLE_OPTION``),
+    its rows the user-major table's then the staged table's (or the first's alone, with
+    ``staged`` false: a user without staged rows). For a statement whose mentions of
+    ``user_message`` are all one user's row of one message (a narrow's inner join, its
+    ``own`` matches; an aggregate of one user's rows): each row is in one table, so the
+    results together are the statement's over the view, for the caller to merge (a
+    page's two pages sorted and cut, two maximums' larger). (A statement that does not
+    read the view, or marked ``WHOLE_VIEW``, as it is.) One statement rather than one a
+    table: a statement's run costs the event loop more than the staged table's few rows
+    cost SQLite (~8-10 % of the loop under ``bench/load.py`` with two, see
+    docs/performance.md)."""
     if not _reads_view(statement):
-        return [statement]
-    rows, staged = USER_MESSAGE_TABLES
-    return [
-        statement.execution_options(**{TABLE_OPTION: rows.name}),
-        # A second or so of rows, looked up from the staged table's side (its pinned
-        # statistics, ``STAGED_STATISTICS``): inline, not worth a turn of the loop.
-        statement.execution_options(**{TABLE_OPTION: staged.name, LONG_READ: False}),
-    ]
+        return statement
+    table = BOTH_TABLES if staged else USER_MESSAGE_SETTLED.name
+    return statement.execution_options(**{TABLE_OPTION: table})
 
 
 _USER_STAGED = (
