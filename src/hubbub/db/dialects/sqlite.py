@@ -88,7 +88,13 @@ READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 # it off on its writer (``own_checkpoints``), whose small transactions then commit
 # inline (INLINE_COMMIT_MAX_CHANGES).
 WAL_AUTOCHECKPOINT_PAGES = 65_536
-CHECKPOINT_RESTART_FRAMES = 16_384
+# 128 MB of WAL with 4 KB pages. The pass with the writes held syncs the database file
+# and holds the writer 20-40 ms whatever the WAL's length; under the send flood (~40 MB
+# of WAL a second since migration 0019) it came every ~2 s at 16,384 frames, and was the
+# sends' p99. At 32,768 the flood's p99 was 19.7-22.5 ms against 28.9-36.4 ms in four
+# pairs; at 65,536 33.6-43.2 ms (docs/performance.md, *One statement over both tables,
+# and the send flood's tail*).
+CHECKPOINT_RESTART_FRAMES = 32_768
 _CHECKPOINT_LONGEST_SECONDS = 1.0
 CHECKPOINT_INTERVAL_SECONDS: float | None = _CHECKPOINT_LONGEST_SECONDS
 # The job's pace follows the WAL's growth (``checkpoint_delay``): when a checkpoint finds
