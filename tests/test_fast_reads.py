@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from hubbub.db import fast
-from hubbub.db.dialects import ids_argument
-from hubbub.db.tables import stream, user_presence
+from hubbub.db.dialects import ids_argument, sqlite_staged
+from hubbub.db.tables import stream, user_message, user_presence
 from hubbub.queries.message_dicts import _MESSAGES, _USERS
 from hubbub.queries.presence import _REALM_PRESENCES
 from hubbub.queries.reactions import _REACTIONS
@@ -150,6 +150,21 @@ def test_sqlite_parameters_are_converted_as_sqlalchemy_would() -> None:
     values = compiled.values({"since": Decimal("1.5"), "realm_id": 2})
     assert values == [1.5, 2] and type(values[0]) is float
     assert compiled.values({"since": None, "realm_id": 2}) == [None, 2]
+
+
+def test_a_statement_over_both_staged_tables_converts_both_copies_of_its_parameters() -> None:
+    """Over SQLite's two ``user_message`` tables at once (``over_user_message``), the SQL
+    holds the statement twice and takes its parameters twice: each copy converted as
+    SQLAlchemy would, in its own place."""
+    statement = sa.select(user_message.c.message_id).where(
+        user_message.c.user_profile_id == sa.bindparam("user_id"),
+        user_message.c.message_id > sa.bindparam("above", type_=sa.Float),
+    )
+    compiled = fast._compiled(sqlite_staged.over_tables(statement), sqlite.dialect())
+    assert compiled is not None
+    assert compiled.sql.count("?") == 4 and " UNION ALL " in compiled.sql
+    values = compiled.values({"user_id": 5, "above": Decimal("1.5")})
+    assert values == [5, 1.5, 5, 1.5] and all(type(v) is float for v in values[1::2])
 
 
 _MISSING = sa.select(sa.table("no_such_table", sa.column("x")))
