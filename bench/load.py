@@ -70,6 +70,7 @@ from messages import Realm, Seeder, SeedStream, SeedUser, Sizes, get_path, load_
 HEALTHY_AVG_S = 0.100
 HEALTHY_P99_S = 2.0
 HEALTHY_ERROR_RATE = 0.00025
+LAG_TICK_S = 0.01
 
 # The mix of actions of an active user (relative weights).
 MIX = {
@@ -106,6 +107,11 @@ class Step:
     errors: dict[str, dict[str, int]] = field(default_factory=dict)
     polls: int = 0
     delivery: list[float] = field(default_factory=list)
+    # How late the driver's own event loop ran a timer (``Load.watch_lag``): a response
+    # that arrives while the driver is busy (a fan-out's 1,500 poll answers) is timed
+    # when the driver gets to it, so a step whose lag is high says as much about the
+    # driver as about the server.
+    driver_lag: list[float] = field(default_factory=list)
 
     def ok(self, endpoint: str, seconds: float) -> None:
         self.latencies.setdefault(endpoint, []).append(seconds)
@@ -146,6 +152,7 @@ class Step:
             },
             "long_polls_returned": self.polls,
             "delivery": {"count": len(self.delivery), **latency_summary(self.delivery)},
+            "driver_lag": latency_summary(self.driver_lag),
             "healthy": avg <= HEALTHY_AVG_S
             and p99 <= HEALTHY_P99_S * 1000
             and error_rate <= HEALTHY_ERROR_RATE,
@@ -388,6 +395,13 @@ class Load:
         self.users += [u for u, ok in zip(new, started, strict=True) if ok]
         return started.count(False)
 
+    async def watch_lag(self, step: Step) -> None:
+        """Record, every LAG_TICK_S, how late this process's loop woke a sleep."""
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(LAG_TICK_S)
+            step.driver_lag.append(time.perf_counter() - started - LAG_TICK_S)
+
     async def run(self) -> list[dict[str, Any]]:
         steps = []
         pid = self.server.pid
@@ -398,7 +412,9 @@ class Load:
             self.sent_at.clear()
             self.step = Step(len(self.users))
             wall, cpu, mine = time.monotonic(), tree_cpu_seconds(pid), time.process_time()
+            watch = asyncio.create_task(self.watch_lag(self.step))
             await asyncio.sleep(self.args.duration)
+            watch.cancel()
             wall_s = time.monotonic() - wall
             server_cpu = tree_cpu_seconds(pid) - cpu
             result = self.step.summary(wall_s)
@@ -417,7 +433,8 @@ class Load:
                 f"{target} users: {a['per_s']} req/s, avg {a['avg_ms']} ms, p99 {a['p99_ms']} "
                 f"ms, errors {a['errors']}; delivery p99 {result['delivery']['p99_ms']} ms; "
                 f"server CPU {result['server_cpu_pct']}%, RSS {result['server_rss_mb']} MB; "
-                f"driver CPU {result['driver_cpu_pct']}% -> "
+                f"driver CPU {result['driver_cpu_pct']}%, lag p99 "
+                f"{result['driver_lag']['p99_ms']} ms -> "
                 f"{'healthy' if result['healthy'] else 'NOT healthy'}"
             )
             if not result["healthy"] and not self.args.keep_going:
@@ -555,7 +572,8 @@ def print_table(r: dict[str, Any]) -> None:
         print(
             f"  long-polls returned {step['long_polls_returned']}; server CPU "
             f"{step['server_cpu_pct']}%, RSS {step['server_rss_mb']} MB; driver CPU "
-            f"{step['driver_cpu_pct']}%"
+            f"{step['driver_cpu_pct']}% (its loop late p50 {step['driver_lag']['p50_ms']} / p99 "
+            f"{step['driver_lag']['p99_ms']} ms)"
         )
     print(f"idle RSS {r['idle_rss_mb']} MB; largest healthy: {r['largest_healthy_users']} users")
 
