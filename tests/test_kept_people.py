@@ -206,3 +206,82 @@ async def test_endpoints_show_a_change_made_elsewhere(env: TestEnv) -> None:
     _, _, after_groups = await seen()
     assert iago not in after_groups["role:administrators"]
     assert iago in after_groups["role:members"]
+
+
+async def test_message_pages_name_users_from_kept_people(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``GET /messages`` and ``GET /messages/{id}`` name senders and direct-message
+    members from the kept users (their rows are not read while kept); a rename written
+    by another connection is on the next page."""
+    from hubbub.queries import message_dicts
+    from tests.messages_helpers import send_direct_message, send_stream_message
+
+    await env.subscribe("hamlet", "Verona")
+    await env.subscribe("iago", "Verona")
+    stream_id = await send_stream_message(env, "iago", "Verona", "to the stream")
+    direct_id = await send_direct_message(env, "iago", ["hamlet", "othello"], "to two")
+    hamlet = env.client("hamlet")
+    user_reads: list[set[int]] = []
+    fetch_rows = message_dicts.fetch_rows
+
+    async def counting(conn: Any, statement: Any, params: Any = None) -> Any:
+        if statement is message_dicts._USERS(conn):
+            user_reads.append(set(_ids_of(params["ids"])))
+        return await fetch_rows(conn, statement, params)
+
+    monkeypatch.setattr(message_dicts, "fetch_rows", counting)
+
+    async def page() -> dict[int, dict[str, Any]]:
+        found = assert_success(
+            await hamlet.get("/messages", {"anchor": "newest", "num_before": 10, "num_after": 0})
+        )["messages"]
+        return {m["id"]: m for m in found}
+
+    def names(message: dict[str, Any]) -> set[str]:
+        return {p["full_name"] for p in message["display_recipient"]}
+
+    first = await page()
+    assert first[stream_id]["sender_full_name"] == "Iago"
+    assert names(first[direct_id]) == {"Iago", "Hamlet", "Othello"}
+    await _elsewhere(
+        env,
+        sa.update(user_profile)
+        .where(user_profile.c.email == "othello@example.com")
+        .values(full_name="The Moor"),
+    )
+    await _elsewhere(
+        env,
+        sa.update(user_profile)
+        .where(user_profile.c.email == "iago@example.com")
+        .values(full_name="Honest Iago"),
+    )
+    second = await page()
+    assert second[stream_id]["sender_full_name"] == "Honest Iago"
+    assert names(second[direct_id]) == {"Honest Iago", "Hamlet", "The Moor"}
+    one = assert_success(await hamlet.get(f"/messages/{direct_id}"))["message"]
+    assert one["sender_full_name"] == "Honest Iago"
+    assert names(one) == {"Honest Iago", "Hamlet", "The Moor"}
+    assert user_reads == []
+
+
+async def test_users_outside_the_kept_realm_are_read(env: TestEnv) -> None:
+    """A user the realm's kept users lack (another realm's) is read from its row."""
+    from hubbub.queries.message_dicts import _users_by_id
+
+    other = await env.create_realm("elsinore", "Elsinore")
+    yorick = await env.create_user("yorick@elsinore.example.com", "Yorick", realm=other)
+    hamlet = env.users["hamlet"]
+    async with env.services.db.read() as conn:
+        found = await _users_by_id(conn, {hamlet.id, yorick.id}, env.realm.id, env.services.people)
+        alone = await _users_by_id(conn, {yorick.id}, env.realm.id, None)
+    assert {u.full_name for u in found.values()} == {"Hamlet", "Yorick"}
+    assert found[yorick.id] == alone[yorick.id]
+    assert found[hamlet.id].email == hamlet.email
+
+
+def _ids_of(value: Any) -> list[int]:
+    """The ids of an ``ids_argument`` (a JSON list on SQLite, a list on PostgreSQL)."""
+    import json
+
+    return list(json.loads(value)) if isinstance(value, str) else list(value)

@@ -89,6 +89,7 @@ async def get_messages(
             apply_markdown=apply_markdown,
             client_gravatar=client_gravatar,
             realm_str=req.my_realm.string_id,
+            people=req.services.people,
         )
     return {
         "anchor": anchor_id,
@@ -126,6 +127,7 @@ async def _get_messages_by_id(
             apply_markdown=apply_markdown,
             client_gravatar=client_gravatar,
             realm_str=req.my_realm.string_id,
+            people=req.services.people,
         )
     return {"history_limited": False, "messages": messages}
 

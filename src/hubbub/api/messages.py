@@ -93,6 +93,7 @@ async def get_message(
             apply_markdown=apply_markdown,
             client_gravatar=False,
             realm_str=req.my_realm.string_id,
+            people=req.services.people,
         )
         raw = await get_raw_content(conn, found.id)
     item = {**items[found.id], "flags": found.flag_names}

@@ -30,6 +30,7 @@ from hubbub.db.tables import (
 from hubbub.markdown import Linkifier, RenderContext, topic_links
 from hubbub.models import Realm, User
 from hubbub.queries.linkifiers import render_linkifiers
+from hubbub.queries.people import KeptPeople
 from hubbub.queries.reactions import get_reaction_dicts, get_submessage_dicts
 from hubbub.queries.user_dicts import avatar_url
 
@@ -75,12 +76,20 @@ _MESSAGES = PerDialect(
 MessageRow = namedtuple("MessageRow", [column.name for column in message.c])  # type: ignore[misc]
 
 
-async def _users_by_id(conn: AsyncConnection, user_ids: set[int]) -> dict[int, User]:
-    if not user_ids:
-        return {}
-    rows = await fetch_rows(conn, _USERS(conn), {"ids": ids_argument(conn, user_ids)})
-    users = [User.from_row(row) for row in rows]
-    return {user.id: user for user in users}
+async def _users_by_id(
+    conn: AsyncConnection, user_ids: set[int], realm_id: int, people: KeptPeople | None
+) -> dict[int, User]:
+    """``user_ids``' users, from the realm's users ``people`` keeps where it can (a
+    system bot of another realm is read)."""
+    found: dict[int, User] = {}
+    if people is not None and user_ids:
+        kept = await people.users_by_id(conn, realm_id)
+        found = {uid: kept[uid] for uid in user_ids if uid in kept}
+    missing = user_ids - found.keys()
+    if missing:
+        rows = await fetch_rows(conn, _USERS(conn), {"ids": ids_argument(conn, missing)})
+        found.update((user.id, user) for user in map(User.from_row, rows))
+    return found
 
 
 async def get_direct_message_group_members(
@@ -243,10 +252,12 @@ async def get_message_dicts(
     apply_markdown: bool,
     client_gravatar: bool,
     realm_str: str | None = None,
+    people: KeptPeople | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Zulip 8.0 message objects (without ``flags``) for the ids that exist in the
     viewer's realm. The caller checks that the viewer may read them. ``realm_str`` (the
-    viewer's realm's subdomain), when the caller has it, saves a query."""
+    viewer's realm's subdomain), when the caller has it, saves a query; so does
+    ``people`` (the process's kept users, ``Services.people``) for the users named."""
     if not message_ids:
         return {}
     params = {"ids": ids_argument(conn, message_ids), "realm_id": viewer.realm_id}
@@ -258,7 +269,7 @@ async def get_message_dicts(
     for _type, _type_id, members in recipients.values():
         if isinstance(members, list):
             user_ids.update(members)
-    users = await _users_by_id(conn, user_ids)
+    users = await _users_by_id(conn, user_ids, viewer.realm_id, people)
     if realm_str is None:
         realm_str = (
             await conn.execute(sa.select(realm.c.string_id).where(realm.c.id == viewer.realm_id))

@@ -16,6 +16,7 @@ from hubbub.narrow_sql import NarrowQuery, muted_condition
 from hubbub.queries.message_dicts import get_message_dicts
 from hubbub.queries.message_flags import unread
 from hubbub.queries.messages import flag_names
+from hubbub.queries.people import KeptPeople
 from hubbub.search import highlight_html, highlight_topic
 from hubbub.search import postgresql as search_postgresql
 from hubbub.search import sqlite as search_sqlite
@@ -294,6 +295,7 @@ async def message_objects(
     apply_markdown: bool,
     client_gravatar: bool,
     realm_str: str | None = None,
+    people: KeptPeople | None = None,
 ) -> list[dict[str, Any]]:
     """The Zulip message objects of ``rows`` with ``flags``, plus ``match_content`` and
     ``match_subject`` for a search narrow."""
@@ -305,6 +307,7 @@ async def message_objects(
         apply_markdown=apply_markdown,
         client_gravatar=client_gravatar,
         realm_str=realm_str,
+        people=people,
     )
     matches: dict[int, tuple[str, str]] = {}
     if query.search_queries and ids:

@@ -13,7 +13,8 @@ worker or command wrote last: no write can forget to count, since the database c
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -37,17 +38,33 @@ async def get_people_version(conn: AsyncConnection, realm_id: int) -> int:
     return int(await fetch_value(conn, _VERSION, {"realm_id": realm_id}) or 0)
 
 
+@dataclass(frozen=True)
+class _Users:
+    """A realm's users in id order, and by id."""
+
+    in_order: tuple[User, ...]
+    by_id: Mapping[int, User]
+
+
 class KeptPeople:
     """Each realm's users and groups as this process last read them, with the version."""
 
     def __init__(self) -> None:
-        self._users: dict[int, tuple[int, tuple[User, ...]]] = {}
+        self._users: dict[int, tuple[int, _Users]] = {}
         self._groups: dict[int, tuple[int, tuple[dict[str, Any], ...]]] = {}
 
     async def users(self, conn: AsyncConnection, realm_id: int) -> list[User]:
         """``list_users(conn, realm_id)``; the list is the caller's own."""
         kept = await _kept(conn, realm_id, self._users, lambda: _users(conn, realm_id))
-        return list(kept)
+        return list(kept.in_order)
+
+    async def users_by_id(self, conn: AsyncConnection, realm_id: int) -> Mapping[int, User]:
+        """The realm's users (active or not, bots included) by id, shared: the caller
+        only reads it. A page of messages names its senders and direct-message members
+        here instead of reading their rows (~3.7 % of the event loop's samples at 1,500
+        active users, docs/performance.md)."""
+        kept = await _kept(conn, realm_id, self._users, lambda: _users(conn, realm_id))
+        return kept.by_id
 
     async def groups(self, conn: AsyncConnection, realm_id: int) -> list[dict[str, Any]]:
         """``get_user_group_dicts(conn, realm_id)``; the list and each group's dict are the
@@ -57,8 +74,9 @@ class KeptPeople:
         return [dict(group) for group in kept]
 
 
-async def _users(conn: AsyncConnection, realm_id: int) -> tuple[User, ...]:
-    return tuple(await list_users(conn, realm_id))
+async def _users(conn: AsyncConnection, realm_id: int) -> _Users:
+    users = tuple(await list_users(conn, realm_id))
+    return _Users(users, {user.id: user for user in users})
 
 
 async def _groups(conn: AsyncConnection, realm_id: int) -> tuple[dict[str, Any], ...]:
