@@ -15,12 +15,18 @@ Behaviour follows Zulip 8.0:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
-from hubbub.db.dialects import for_name, user_message_settled, user_message_tables
+from hubbub.db.dialects import (
+    for_name,
+    ids_argument,
+    user_message_settled,
+    user_message_tables,
+)
 from hubbub.errors import JsonableError
 from hubbub.models import User
 from hubbub.narrow import NarrowTerm
@@ -72,20 +78,11 @@ async def do_update_message_flags(
     target = bit if adding else 0
     changed: set[int] = set()
     for table in user_message_tables(conn):
-        new_flags = table.c.flags.op("|")(bit) if adding else table.c.flags.op("&")(~bit)
+        statement = _flag_update(conn.dialect.name, table, bit, adding)
         for part in chunks(wanted):
             # One statement per chunk changes exactly the rows that differ and names them.
-            result = await conn.execute(
-                sa.update(table)
-                .where(
-                    table.c.user_profile_id == user.id,
-                    table.c.message_id.in_(part),
-                    flag_is(bit, not adding, table),
-                )
-                .values(flags=new_flags)
-                .returning(table.c.message_id)
-            )
-            changed.update(result.scalars())
+            params = {"user_id": user.id, "ids": ids_argument(conn, part)}
+            changed.update((await conn.execute(statement, params)).scalars())
     if DEFAULT_HISTORICAL_FLAGS & bit != target and wanted:
         have_rows = await existing_row_ids(conn, user.id, wanted)
         missing = [mid for mid in wanted if mid not in have_rows]
@@ -95,6 +92,28 @@ async def do_update_message_flags(
     result_ids = [mid for mid in wanted if mid in changed]
     await notify_flags_changed(tx, user, flag, adding=adding, message_ids=result_ids)
     return result_ids
+
+
+@functools.cache
+def _flag_update(dialect: str, table: sa.Table, bit: int, adding: bool) -> sa.Update:
+    """The UPDATE that sets (or clears) ``bit`` on one user's rows of the messages in
+    parameter ``ids`` that lack (or have) it, naming them: built once per database,
+    table, flag and direction. Built for every chunk, it and its cache key were ~half of
+    a flag change's cost on the event loop (2.5 % of its samples at 1,500 active users,
+    py-spy; docs/performance.md)."""
+    new_flags = table.c.flags.op("|" if adding else "&")(
+        sa.literal_column(str(bit if adding else ~bit))
+    )
+    return (
+        sa.update(table)
+        .where(
+            table.c.user_profile_id == sa.bindparam("user_id"),
+            for_name(dialect).in_ids(table.c.message_id, "ids"),
+            flag_is(bit, not adding, table),
+        )
+        .values(flags=new_flags)
+        .returning(table.c.message_id)
+    )
 
 
 async def _create_historical_rows(
