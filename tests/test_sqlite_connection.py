@@ -4,6 +4,7 @@ what can take long (issue 9): ``db/dialects/sqlite.py``."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -382,9 +383,16 @@ async def test_a_long_wal_is_checkpointed_again_with_writes_held(
     with the process's writes held, so that what the first pass could not copy is copied
     and the next write transaction starts the WAL over; a shorter WAL gets one pass."""
     real_pass = sqlite_dialect._checkpoint_pass
+    real_sync = sqlite_dialect.sync_database_file
     passes: list[bool] = []  # each pass: whether this process's writes were held
+    syncs: list[tuple[int, bool]] = []  # each sync: passes before it, writes held
     lock = db._write_lock
     assert lock is not None
+
+    def sync_database_file(path: str) -> None:
+        syncs.append((len(passes), lock.locked()))
+        real_sync(path)
+
     async with db.write() as conn:
         await conn.execute(sa.text("CREATE TABLE big (payload BLOB)"))
     # A reader's snapshot from before the big write: the first pass cannot copy past it,
@@ -402,6 +410,7 @@ async def test_a_long_wal_is_checkpointed_again_with_writes_held(
         return frames
 
     monkeypatch.setattr(sqlite_dialect, "_checkpoint_pass", checkpoint_pass)
+    monkeypatch.setattr(sqlite_dialect, "sync_database_file", sync_database_file)
     monkeypatch.setattr(sqlite_dialect, "CHECKPOINT_RESTART_FRAMES", 50)
     async with db.write() as conn:
         await conn.execute(
@@ -410,11 +419,35 @@ async def test_a_long_wal_is_checkpointed_again_with_writes_held(
         )
     assert await db.checkpoint() > 50
     assert passes == [False, True]
+    # The file was synced between the passes, without the writes held.
+    assert syncs == [(1, False)]
     async with db.write() as conn:
         await conn.execute(sa.text("INSERT INTO t VALUES (6)"))
     # That write started the WAL over: it is all the WAL holds now.
     assert await db.checkpoint() < 10
     assert passes == [False, True, False]
+    assert syncs == [(1, False)]
+
+
+def test_syncing_the_database_file_keeps_one_descriptor_open(tmp_path: Path) -> None:
+    """``sync_database_file`` opens a descriptor of a file once and never closes it
+    (closing one would drop SQLite's POSIX locks on the file); a file replaced at the same
+    path gets a new one; a missing file is no error."""
+    path = str(tmp_path / "x.db")
+    sqlite_dialect.sync_database_file(path)
+    assert path not in sqlite_dialect._SYNC_DESCRIPTORS
+    sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.close()
+    sqlite_dialect.sync_database_file(path)
+    identity, first = sqlite_dialect._SYNC_DESCRIPTORS[path]
+    sqlite_dialect.sync_database_file(path)
+    assert sqlite_dialect._SYNC_DESCRIPTORS[path] == (identity, first)
+    os.unlink(path)
+    sqlite3.connect(path).execute("CREATE TABLE u (x)").connection.close()
+    sqlite_dialect.sync_database_file(path)
+    _, second = sqlite_dialect._SYNC_DESCRIPTORS[path]
+    assert second != first
+    os.fstat(first)  # still open
+    assert os.fstat(second).st_ino == os.stat(path).st_ino
 
 
 async def test_read_connections_are_kept_between_transactions(db: Database) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
@@ -88,8 +89,9 @@ READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 # it off on its writer (``own_checkpoints``), whose small transactions then commit
 # inline (INLINE_COMMIT_MAX_CHANGES).
 WAL_AUTOCHECKPOINT_PAGES = 65_536
-# 128 MB of WAL with 4 KB pages. The pass with the writes held syncs the database file
-# and holds the writer 20-40 ms whatever the WAL's length; under the send flood (~40 MB
+# 128 MB of WAL with 4 KB pages. The pass with the writes held synced the database file
+# (what every earlier pass had copied: ``sync_database_file``, now done before it) and
+# held the writer 20-40 ms whatever the WAL's length; under the send flood (~40 MB
 # of WAL a second since migration 0019) it came every ~2 s at 16,384 frames, and was the
 # sends' p99. At 32,768 the flood's p99 was 19.7-22.5 ms against 28.9-36.4 ms in four
 # pairs; at 65,536 33.6-43.2 ms (docs/performance.md, *One statement over both tables,
@@ -502,7 +504,8 @@ async def checkpoint(url: str, write_lock: asyncio.Lock | None) -> int:
     """Copy the WAL's committed pages into the database file (see CHECKPOINT_INTERVAL_SECONDS);
     the number of frames the WAL held (written since it last started over). Once that is
     CHECKPOINT_RESTART_FRAMES, a second pass with ``write_lock`` (this process's writes)
-    held, so that the next write transaction finds the WAL all copied and starts it over.
+    held, so that the next write transaction finds the WAL all copied and starts it over;
+    the database file is synced before it, without the writes held.
 
     PASSIVE: it waits for no reader or writer, copying what it can; SQLite starts the WAL
     over once a checkpoint has copied all of it."""
@@ -511,9 +514,43 @@ async def checkpoint(url: str, write_lock: asyncio.Lock | None) -> int:
         return 0
     frames = await _checkpoint_pass(path)
     if write_lock is not None and frames >= CHECKPOINT_RESTART_FRAMES:
+        await asyncio.to_thread(sync_database_file, path)
         async with write_lock:
             await _checkpoint_pass(path)
     return frames
+
+
+# A file descriptor of each database file this process syncs (``sync_database_file``),
+# by path, with the file's identity (device, inode). Never closed: closing any descriptor
+# of a file drops every POSIX lock this process holds on it, SQLite's connections'
+# included, and another process could then take the database for unused and, say,
+# delete its WAL. One per database file for the process's life (a test's temporary
+# databases each keep one).
+_SYNC_DESCRIPTORS: dict[str, tuple[tuple[int, int], int]] = {}
+
+
+def sync_database_file(path: str) -> None:
+    """``fdatasync`` the database file: what the checkpoints copied into it reaches the
+    disk now, before the pass with the writes held.
+
+    A PASSIVE checkpoint syncs the file only when it finds nothing left to copy at its
+    end; under a flood of sends each pass finds new frames, so none syncs, and the pages
+    the passes copied stay dirty until the pass with the writes held, which finds all
+    copied and syncs them: 20-50 ms of the writer's hold, and the sends' p99, where this
+    sync before it takes 4-22 ms without the writer and leaves that pass 5-21 ms
+    (instrumented floods, docs/performance.md, *A page's users kept, flag changes built
+    once, and where the writer's holds go*)."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return
+    identity = (status.st_dev, status.st_ino)
+    kept = _SYNC_DESCRIPTORS.get(path)
+    if kept is None or kept[0] != identity:
+        # A file replaced at the same path gets a descriptor of its own; the old one
+        # stays open (see _SYNC_DESCRIPTORS).
+        kept = _SYNC_DESCRIPTORS[path] = (identity, os.open(path, os.O_RDONLY))
+    os.fdatasync(kept[1])
 
 
 async def _checkpoint_pass(path: str) -> int:
