@@ -527,6 +527,8 @@ async def checkpoint(url: str, write_lock: asyncio.Lock | None) -> int:
 # delete its WAL. One per database file for the process's life (a test's temporary
 # databases each keep one).
 _SYNC_DESCRIPTORS: dict[str, tuple[tuple[int, int], int]] = {}
+# macOS has no fdatasync.
+_sync_data = getattr(os, "fdatasync", os.fsync)
 
 
 def sync_database_file(path: str) -> None:
@@ -550,7 +552,7 @@ def sync_database_file(path: str) -> None:
         # A file replaced at the same path gets a descriptor of its own; the old one
         # stays open (see _SYNC_DESCRIPTORS).
         kept = _SYNC_DESCRIPTORS[path] = (identity, os.open(path, os.O_RDONLY))
-    os.fdatasync(kept[1])
+    _sync_data(kept[1])
 
 
 async def _checkpoint_pass(path: str) -> int:
