@@ -429,6 +429,33 @@ async def test_a_long_wal_is_checkpointed_again_with_writes_held(
     assert syncs == [(1, False)]
 
 
+async def test_a_failed_sync_still_leaves_the_held_pass(
+    db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The sync before the held pass is best effort: if it fails, the held pass (which
+    syncs the file itself) still runs and the WAL still starts over."""
+    real_pass = sqlite_dialect._checkpoint_pass
+    lock = db._write_lock
+    assert lock is not None
+    held: list[bool] = []
+
+    async def checkpoint_pass(path: str) -> int:
+        held.append(lock.locked())
+        return await real_pass(path)
+
+    def failing_sync(path: str) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(sqlite_dialect, "_checkpoint_pass", checkpoint_pass)
+    monkeypatch.setattr(sqlite_dialect, "sync_database_file", failing_sync)
+    monkeypatch.setattr(sqlite_dialect, "CHECKPOINT_RESTART_FRAMES", 1)
+    async with db.write() as conn:
+        await conn.execute(sa.text("INSERT INTO t VALUES (7)"))
+    assert await db.checkpoint() >= 1
+    assert held == [False, True]
+    assert "before the checkpoint's held pass failed" in caplog.text
+
+
 def test_syncing_the_database_file_keeps_one_descriptor_open(tmp_path: Path) -> None:
     """``sync_database_file`` opens a descriptor of a file once and never closes it
     (closing one would drop SQLite's POSIX locks on the file); a file replaced at the same

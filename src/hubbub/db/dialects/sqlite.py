@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sqlite3
 from collections import deque
@@ -38,6 +39,8 @@ from hubbub.db.dialects.sqlite_staged import (
     settle_staged,
 )
 from hubbub.db.tables import message, metadata, sqlite_metadata, user_message
+
+logger = logging.getLogger("hubbub.db")
 
 __all__ = [
     "SETTLE_INTERVAL_SECONDS",
@@ -514,7 +517,11 @@ async def checkpoint(url: str, write_lock: asyncio.Lock | None) -> int:
         return 0
     frames = await _checkpoint_pass(path)
     if write_lock is not None and frames >= CHECKPOINT_RESTART_FRAMES:
-        await asyncio.to_thread(sync_database_file, path)
+        try:
+            await asyncio.to_thread(sync_database_file, path)
+        except OSError:
+            # The held pass syncs the file itself (as it did before this sync existed).
+            logger.exception("syncing %s before the checkpoint's held pass failed", path)
         async with write_lock:
             await _checkpoint_pass(path)
     return frames
