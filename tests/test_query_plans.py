@@ -11,7 +11,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from hubbub.db.dialects import ids_argument, sqlite_staged
+from hubbub.actions.message_flags import _flag_update
+from hubbub.db.dialects import ids_argument, sqlite_staged, user_message_tables
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 from hubbub.events.message_state import _UNREAD_ROWS
@@ -41,6 +42,23 @@ async def _plan(db: Database, statement: sa.Select[Any]) -> str:
         return "\n".join(row[-1] for row in rows)
 
 
+async def _plan_with(db: Database, statement: Any, params: dict[str, Any]) -> str:
+    """The plan of a statement that takes no ``params()`` (an UPDATE), its parameters
+    given to the driver as they would be."""
+    async with db.read() as conn:
+        compiled = statement.compile(conn.sync_connection)
+        values = tuple(params[name] for name in compiled.positiontup)
+        if db.dialect_name == "postgresql":
+            await conn.execute(sa.text("SET enable_seqscan = off"))
+            try:
+                rows = await conn.exec_driver_sql(f"EXPLAIN {compiled}", values)
+                return "\n".join(row[0] for row in rows)
+            finally:
+                await conn.execute(sa.text("RESET enable_seqscan"))
+        rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}", values)
+        return "\n".join(row[-1] for row in rows)
+
+
 # SQLite's planner statistics of the benchmark's 1,000-user realm (``sqlite_stat1``, as
 # its bounded ANALYZE wrote them): its choices on an empty database differ.
 _SQLITE_STATISTICS = [
@@ -67,7 +85,15 @@ async def _plans(database_url: str) -> dict[str, str]:
             await db.dispose()  # new connections load the statistics
         async with db.read() as conn:
             subscribers = _SUBSCRIBERS(conn).params(ids=ids_argument(conn, [3, 5]))
+            flag_params = {"user_id": 5, "ids": ids_argument(conn, [7, 8, 9])}
+            tables = user_message_tables(conn)
         return {
+            **{
+                f"flag update {table.name}": await _plan_with(
+                    db, _flag_update(db.dialect_name, table, 1, True), flag_params
+                )
+                for table in tables
+            },
             "login": await _plan(db, _LOGIN_CANDIDATES.params(login="someone@example.com")),
             "subscribers": await _plan(db, subscribers),
             "alert words": await _plan(db, _REALM_ALERT_WORDS.params(realm_id=2)),
@@ -117,6 +143,19 @@ async def test_hot_statements_search_indexes(database_url: str) -> None:
         assert f"SEARCH user_message {own_index}" in unread, unread
     else:
         assert "ix_user_message_unread" in unread, unread
+    # A flag change (one statement built once, its ids one argument) finds each of the
+    # user's rows by key, in each table that holds them: not every row of the messages
+    # (the message index) nor every row of the user.
+    flag_plans = {name: plan for name, plan in plans.items() if name.startswith("flag update")}
+    assert flag_plans
+    for name, plan in flag_plans.items():
+        assert "Seq Scan" not in plan and "SCAN user_message" not in plan, (name, plan)
+    if database_url.startswith("sqlite"):
+        key = "(user_profile_id=? AND message_id=?)"
+        rows = plans["flag update user_message_rows"]
+        assert f"SEARCH user_message_rows USING PRIMARY KEY {key}" in rows, rows
+        staged = plans["flag update user_message_staged"]
+        assert f"USING COVERING INDEX ix_user_message_staged_user {key}" in staged, staged
     # Each of a search window's matches looked up in the user's own range of rows, not
     # across the (message, user) index (migration 0016).
     if database_url.startswith("sqlite"):
