@@ -263,6 +263,12 @@ async def test_message_pages_name_users_from_kept_people(
     assert one["sender_full_name"] == "Honest Iago"
     assert names(one) == {"Honest Iago", "Hamlet", "The Moor"}
     assert user_reads == []
+    # The spy does see a users read: one the kept users cannot answer (another realm's).
+    other = await env.create_realm("elsinore", "Elsinore")
+    yorick = await env.create_user("yorick@elsinore.example.com", "Yorick", realm=other)
+    async with env.services.db.read() as conn:
+        await message_dicts._users_by_id(conn, {yorick.id}, env.realm.id, env.services.people)
+    assert user_reads == [{yorick.id}]
 
 
 async def test_users_outside_the_kept_realm_are_read(env: TestEnv) -> None:
@@ -274,7 +280,8 @@ async def test_users_outside_the_kept_realm_are_read(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     async with env.services.db.read() as conn:
         found = await _users_by_id(conn, {hamlet.id, yorick.id}, env.realm.id, env.services.people)
-        alone = await _users_by_id(conn, {yorick.id}, env.realm.id, None)
+        # Elsinore's own kept users, read separately.
+        alone = await _users_by_id(conn, {yorick.id}, other.id, env.services.people)
     assert {u.full_name for u in found.values()} == {"Hamlet", "Yorick"}
     assert found[yorick.id] == alone[yorick.id]
     assert found[hamlet.id].email == hamlet.email

@@ -29,17 +29,7 @@ async def _plan(db: Database, statement: sa.Select[Any]) -> str:
         sql = str(statement.compile(conn.sync_connection, compile_kwargs={"literal_binds": True}))
         if table := statement.get_execution_options().get(sqlite_staged.TABLE_OPTION):
             sql = sqlite_staged.on_table(sql, table)  # as SQLite's engine rewrites it
-        if db.dialect_name == "postgresql":
-            # A test database holds a handful of rows, for which reading them all is
-            # cheapest; forbidding that shows which indexes the statement can use.
-            await conn.execute(sa.text("SET enable_seqscan = off"))
-            try:
-                rows = await conn.execute(sa.text(f"EXPLAIN {sql}"))
-                return "\n".join(row[0] for row in rows)
-            finally:
-                await conn.execute(sa.text("RESET enable_seqscan"))
-        rows = await conn.execute(sa.text(f"EXPLAIN QUERY PLAN {sql}"))
-        return "\n".join(row[-1] for row in rows)
+        return await _explain(db, conn, sql, ())
 
 
 async def _plan_with(db: Database, statement: Any, params: dict[str, Any]) -> str:
@@ -48,15 +38,21 @@ async def _plan_with(db: Database, statement: Any, params: dict[str, Any]) -> st
     async with db.read() as conn:
         compiled = statement.compile(conn.sync_connection)
         values = tuple(params[name] for name in compiled.positiontup)
-        if db.dialect_name == "postgresql":
-            await conn.execute(sa.text("SET enable_seqscan = off"))
-            try:
-                rows = await conn.exec_driver_sql(f"EXPLAIN {compiled}", values)
-                return "\n".join(row[0] for row in rows)
-            finally:
-                await conn.execute(sa.text("RESET enable_seqscan"))
-        rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}", values)
-        return "\n".join(row[-1] for row in rows)
+        return await _explain(db, conn, str(compiled), values)
+
+
+async def _explain(db: Database, conn: Any, sql: str, values: tuple[Any, ...]) -> str:
+    if db.dialect_name == "postgresql":
+        # A test database holds a handful of rows, for which reading them all is
+        # cheapest; forbidding that shows which indexes the statement can use.
+        await conn.execute(sa.text("SET enable_seqscan = off"))
+        try:
+            rows = await conn.exec_driver_sql(f"EXPLAIN {sql}", values)
+            return "\n".join(row[0] for row in rows)
+        finally:
+            await conn.execute(sa.text("RESET enable_seqscan"))
+    rows = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", values)
+    return "\n".join(row[-1] for row in rows)
 
 
 # SQLite's planner statistics of the benchmark's 1,000-user realm (``sqlite_stat1``, as

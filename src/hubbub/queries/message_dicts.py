@@ -77,14 +77,13 @@ MessageRow = namedtuple("MessageRow", [column.name for column in message.c])  # 
 
 
 async def _users_by_id(
-    conn: AsyncConnection, user_ids: set[int], realm_id: int, people: KeptPeople | None
+    conn: AsyncConnection, user_ids: set[int], realm_id: int, people: KeptPeople
 ) -> dict[int, User]:
-    """``user_ids``' users, from the realm's users ``people`` keeps where it can (a
-    system bot of another realm is read)."""
-    found: dict[int, User] = {}
-    if people is not None and user_ids:
-        kept = await people.users_by_id(conn, realm_id)
-        found = {uid: kept[uid] for uid in user_ids if uid in kept}
+    """``user_ids``' users, from the realm's users ``people`` keeps. A message names
+    only users of its realm; one the kept users lack is still read from its row rather
+    than failing the page."""
+    kept = await people.users_by_id(conn, realm_id)
+    found = {uid: kept[uid] for uid in user_ids if uid in kept}
     missing = user_ids - found.keys()
     if missing:
         rows = await fetch_rows(conn, _USERS(conn), {"ids": ids_argument(conn, missing)})
@@ -251,13 +250,13 @@ async def get_message_dicts(
     *,
     apply_markdown: bool,
     client_gravatar: bool,
+    people: KeptPeople,
     realm_str: str | None = None,
-    people: KeptPeople | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Zulip 8.0 message objects (without ``flags``) for the ids that exist in the
     viewer's realm. The caller checks that the viewer may read them. ``realm_str`` (the
-    viewer's realm's subdomain), when the caller has it, saves a query; so does
-    ``people`` (the process's kept users, ``Services.people``) for the users named."""
+    viewer's realm's subdomain), when the caller has it, saves a query. The users named
+    come from ``people`` (the process's kept users, ``Services.people``)."""
     if not message_ids:
         return {}
     params = {"ids": ids_argument(conn, message_ids), "realm_id": viewer.realm_id}

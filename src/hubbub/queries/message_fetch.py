@@ -294,8 +294,8 @@ async def message_objects(
     *,
     apply_markdown: bool,
     client_gravatar: bool,
+    people: KeptPeople,
     realm_str: str | None = None,
-    people: KeptPeople | None = None,
 ) -> list[dict[str, Any]]:
     """The Zulip message objects of ``rows`` with ``flags``, plus ``match_content`` and
     ``match_subject`` for a search narrow."""

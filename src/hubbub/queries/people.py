@@ -55,16 +55,17 @@ class KeptPeople:
 
     async def users(self, conn: AsyncConnection, realm_id: int) -> list[User]:
         """``list_users(conn, realm_id)``; the list is the caller's own."""
-        kept = await _kept(conn, realm_id, self._users, lambda: _users(conn, realm_id))
-        return list(kept.in_order)
+        return list((await self._kept_users(conn, realm_id)).in_order)
 
     async def users_by_id(self, conn: AsyncConnection, realm_id: int) -> Mapping[int, User]:
         """The realm's users (active or not, bots included) by id, shared: the caller
         only reads it. A page of messages names its senders and direct-message members
         here instead of reading their rows (~3.7 % of the event loop's samples at 1,500
         active users, docs/performance.md)."""
-        kept = await _kept(conn, realm_id, self._users, lambda: _users(conn, realm_id))
-        return kept.by_id
+        return (await self._kept_users(conn, realm_id)).by_id
+
+    async def _kept_users(self, conn: AsyncConnection, realm_id: int) -> _Users:
+        return await _kept(conn, realm_id, self._users, lambda: _users(conn, realm_id))
 
     async def groups(self, conn: AsyncConnection, realm_id: int) -> list[dict[str, Any]]:
         """``get_user_group_dicts(conn, realm_id)``; the list and each group's dict are the
