@@ -24,8 +24,14 @@ def wake(waiter: asyncio.Future[bool], timed_out: bool = True) -> None:
         waiter.set_result(timed_out)
 
 
-# Polls woken by new events per turn of the event loop (``wake_soon``).
-WAKE_BATCH = 64
+# Polls woken by new events per turn of the event loop (``wake_soon``). Small, because a
+# turn's length is what every other request waits for at each of its awaits: a request
+# that awaits ten times waits ten turns, and a turn that answers b woken polls also takes
+# in about b re-armed ones (~0.1 ms of the loop a pair). At 2,250 active users
+# (``bench/load.py``) 64 a turn left requests averaging 212-367 ms, 2 a turn 51-66 ms;
+# a poll woken later also finds more events to answer at once (docs/performance.md,
+# *Two polls a turn*).
+WAKE_BATCH = 2
 
 
 class _Wakeups:
@@ -57,13 +63,14 @@ _wakeups: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Wakeups] = (
 
 
 def wake_soon(waiter: asyncio.Future[bool]) -> None:
-    """End a poll's wait for new events, within a few turns of the loop: WAKE_BATCH polls
+    """End a poll's wait for new events, within some turns of the loop: WAKE_BATCH polls
     a turn, in the order given. A message to a stream of 1,000 subscribers wakes 1,000
     polls, and each woken poll's answer is ~0.1 ms of the loop's thread; woken at once,
     they ran back to back for ~100-300 ms, and every request that arrived meanwhile
     waited for all of them (``bench/load.py``: every endpoint's latency rose together,
-    with the core not full). In batches, the loop takes in the requests that arrived
-    between two batches (docs/performance.md, *Polls woken in batches*)."""
+    with the core not full). In small batches, the loop takes in the requests that
+    arrived, and runs the next step of those it holds, between two batches
+    (docs/performance.md, *Polls woken in batches* and *Two polls a turn*)."""
     if waiter.done():
         return
     loop = waiter.get_loop()
