@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -48,17 +48,24 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 class HubbubApp(Starlette):
-    """Starlette, with the API's requests taken before its middleware (``api/direct.py``)."""
+    """Starlette, with the API's requests taken before its middleware (``api/direct.py``).
+
+    ``__call__`` is a plain function that returns the coroutine which answers the
+    request, not a coroutine of its own: a waiting long-poll holds every frame of its
+    chain for up to a minute, and this one cost ~0.3 KB a poll (tracemalloc of 3,000
+    polls; ``bench/longpoll.py --clients 10000``, issue 9's 100 MB budget). uvicorn
+    therefore runs it with ``interface="asgi3"`` (``server.uvicorn_options``): its
+    "auto" takes an application whose ``__call__`` is no coroutine function for ASGI 2.
+    """
 
     api: DirectApi
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
         found = self.api.find(scope)
         if found is not None:
             scope["app"] = self
-            await self.api.serve(scope, receive, send, found)
-        else:
-            await super().__call__(scope, receive, send)
+            return self.api.serve(scope, receive, send, found)
+        return super().__call__(scope, receive, send)
 
 
 def create_app(settings: Settings, *, services: Services | None = None) -> Starlette:

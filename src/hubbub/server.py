@@ -168,8 +168,9 @@ class _Server(uvicorn.Server):
             self._captured_signals.clear()
 
 
-def run_server(settings: Settings) -> None:
-    common: dict[str, Any] = {
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's settings for serving hubbub, whatever the number of workers."""
+    return {
         "host": settings.host,
         "port": settings.port,
         "access_log": False,
@@ -179,7 +180,14 @@ def run_server(settings: Settings) -> None:
         "http": LeanHttpToolsProtocol,
         # The Zulip API has no WebSocket endpoint; "auto" would import websockets (~0.8 MB).
         "ws": "none",
+        # Said, not detected: HubbubApp's __call__ returns its coroutine (one frame less
+        # per waiting poll), which "auto" would take for an ASGI 2 application.
+        "interface": "asgi3",
     }
+
+
+def run_server(settings: Settings) -> None:
+    common = uvicorn_options(settings)
     if settings.workers > 1:
         os.environ.update(settings_environment(settings))
         uvicorn.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable
 from typing import Any
 
 from hubbub.api.endpoint import ApiRequest, Payload, authenticate_by_database, endpoint
@@ -140,24 +141,34 @@ async def get_events(
     """Get events from an event queue"""
     if req.user is not None:
         await _trust_caller(req, queue_id)
-
-    async def poll(credential: str | None) -> list[dict[str, Any]]:
-        return await req.services.bus.get_events(
-            queue_id,
-            last_event_id,
-            block=not dont_block,
-            now=req.services.clock.now(),
-            credential=credential,
-        )
-
+    credential = req.vouch.digest if req.vouch is not None else None
     try:
-        events = await poll(req.vouch.digest if req.vouch is not None else None)
+        events = await _poll(req, queue_id, last_event_id, dont_block, credential)
     except CredentialsUnproved:
         # The queue's word did not hold (the poll changed nothing): ask the database.
         await authenticate_by_database(req)
         await _trust_caller(req, queue_id)
-        events = await poll(None)
+        events = await _poll(req, queue_id, last_event_id, dont_block, None)
     return {"events": events, "queue_id": queue_id}
+
+
+def _poll(
+    req: ApiRequest,
+    queue_id: str,
+    last_event_id: int | None,
+    dont_block: bool,
+    credential: str | None,
+) -> Awaitable[list[dict[str, Any]]]:
+    """The bus's poll itself, not a coroutine of its own: a waiting poll holds every frame
+    of its chain for up to a minute, and a closure awaited in between cost ~0.7 KB a
+    waiting poll (``bench/longpoll.py --clients 10000``: 98.9 -> 105.7 MB)."""
+    return req.services.bus.get_events(
+        queue_id,
+        last_event_id,
+        block=not dont_block,
+        now=req.services.clock.now(),
+        credential=credential,
+    )
 
 
 @endpoint("DELETE", "/events")
