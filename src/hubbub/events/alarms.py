@@ -30,7 +30,7 @@ def wake(waiter: asyncio.Future[bool], timed_out: bool = True) -> None:
 # in about b re-armed ones (~0.1 ms of the loop a pair). At 2,250 active users
 # (``bench/load.py``) 64 a turn left requests averaging 212-367 ms, 2 a turn 51-66 ms;
 # a poll woken later also finds more events to answer at once (docs/performance.md,
-# *Two polls a turn*).
+# *Two polls a turn, and two frames fewer per waiting poll*).
 WAKE_BATCH = 2
 
 
@@ -70,7 +70,8 @@ def wake_soon(waiter: asyncio.Future[bool]) -> None:
     waited for all of them (``bench/load.py``: every endpoint's latency rose together,
     with the core not full). In small batches, the loop takes in the requests that
     arrived, and runs the next step of those it holds, between two batches
-    (docs/performance.md, *Polls woken in batches* and *Two polls a turn*)."""
+    (docs/performance.md, *Polls woken in batches* and *Two polls a turn, and two frames
+    fewer per waiting poll*)."""
     if waiter.done():
         return
     loop = waiter.get_loop()
