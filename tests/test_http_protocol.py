@@ -1,7 +1,7 @@
 """The lean uvicorn protocol (``hubbub.http_protocol``): its pieces keep the semantics
 uvicorn relies on, and a real uvicorn server built with it answers plain, body-carrying,
 pipelined and slow-reading requests, with the lean pieces in place on the installed
-uvicorn."""
+uvicorn; and hubbub's application under uvicorn with ``hubbub serve``'s options."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from hubbub.http_protocol import (
 )
 from hubbub.server import uvicorn_options
 from tests.helpers import TestEnv, basic_auth
+from tests.uvicorn_helpers import read_response, served
 
 
 async def test_lean_event_wakes_every_waiter_and_keeps_no_list_when_idle() -> None:
@@ -128,16 +129,6 @@ async def lean_server() -> AsyncIterator[int]:
     seen_protocols.clear()
 
 
-async def read_response(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = next(
-        int(line.split(b":")[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
-    return await reader.readexactly(length)
-
-
 async def test_uvicorn_with_the_lean_protocol_answers_bodies_and_pipelined_requests(
     lean_server: int,
 ) -> None:
@@ -194,26 +185,16 @@ async def test_a_large_response_to_a_slow_reader_pauses_and_resumes_writing(
 
 
 async def test_hubbub_served_by_uvicorn_with_its_options(env: TestEnv) -> None:
-    """The application under uvicorn with ``hubbub serve``'s options
-    (``server.uvicorn_options``): its ``__call__`` returns a coroutine rather than being
-    one, which uvicorn's "auto" interface would take for ASGI 2 and break every request;
-    the options say ASGI 3. An authenticated API request, an unauthenticated one, and a
-    path left to Starlette's stack."""
-    options = uvicorn_options(env.services.settings)
-    assert options["interface"] == "asgi3"
-    del options["host"], options["port"]
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()  # connections wait in the backlog until the server accepts them
-    # The services are the fixture's, already started: no second start by the lifespan.
-    config = uvicorn.Config(env.app, **{**options, "log_level": "warning", "lifespan": "off"})
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
+    """The application under uvicorn with ``hubbub serve``'s options: its ``__call__``
+    returns a coroutine rather than being one, which uvicorn's "auto" interface would
+    take for ASGI 2 and break every request; the options say ASGI 3. An authenticated
+    API request, an unauthenticated one, and a path left to Starlette's stack."""
+    assert uvicorn_options(env.services.settings)["interface"] == "asgi3"
     user = env.users["desdemona"]
     auth = basic_auth(user.delivery_email, user.api_key).encode()
     answers = []
-    try:
-        reader, writer = await asyncio.open_connection(*sock.getsockname())
+    async with served(env) as address:
+        reader, writer = await asyncio.open_connection(*address)
         for request in [
             b"GET /api/v1/users/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: " + auth,
             b"GET /api/v1/server_settings HTTP/1.1\r\nHost: localhost",
@@ -222,9 +203,6 @@ async def test_hubbub_served_by_uvicorn_with_its_options(env: TestEnv) -> None:
             writer.write(request + b"\r\n\r\n")
             answers.append(orjson.loads(await asyncio.wait_for(read_response(reader), 10)))
         writer.close()
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
     me, server_settings, missing = answers
     assert me["result"] == "success" and me["user_id"] == user.id
     assert server_settings["result"] == "success" and "zulip_feature_level" in server_settings
