@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from hubbub.db.dialects import sqlite_staged
+from hubbub.db.dialects import sqlite, sqlite_staged
 from hubbub.db.tables import user_message
 from hubbub.queries.messages import HISTORICAL, READ, STARRED
 from hubbub.workers.periodic import start_background_jobs
@@ -204,6 +204,31 @@ async def test_settling_goes_in_slices_and_leaves_newer_rows(
     )
     assert await _settle(env) == 4
     assert await _where(env, later[0]) == {"user_message_rows": 4, "user_message_staged": 0}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_a_slice_moves_and_commits_in_one_trip_to_the_writers_thread(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each trip to the writer's thread costs the slice a turn of the event loop to come
+    back, with the single writer held: the move's statements and its COMMIT go in one."""
+    for name in ("hamlet", "othello", "iago", "shiva"):
+        await env.subscribe(name, "Denmark")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "one")
+    monkeypatch.setattr(sqlite_staged, "SETTLE_USERS_PER_TRANSACTION", 2)
+    trips = 0
+    real_on_thread = sqlite._Connection._on_thread
+
+    async def counted(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal trips
+        trips += 1
+        return await real_on_thread(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite._Connection, "_on_thread", counted)
+    assert await _settle(env) == 4
+    assert trips == 2  # two slices of two users
+    # Committed: another connection sees the rows moved.
+    assert await _where(env, mid) == {"user_message_rows": 4, "user_message_staged": 0}
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

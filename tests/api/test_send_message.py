@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
+from hubbub.actions import send_message as send_message_action
 from hubbub.db.tables import message, stream, user_message
 from hubbub.queries.messages import (
     GROUP_MENTIONED,
@@ -154,6 +157,41 @@ async def test_direct_messages(env: TestEnv) -> None:
     # To oneself.
     mid = await send_direct_message(env, "hamlet", ["hamlet"])
     assert await message_flags(env, mid) == {users["hamlet"].id: IS_PRIVATE}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_a_send_renders_before_taking_sqlites_writer(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite has one writer, which every write waits for: a send renders its content
+    first (``render_send``) and holds the writer only for the writes and the reads they
+    depend on."""
+    await env.subscribe("hamlet", "Denmark")
+    await env.subscribe("othello", "Denmark")
+    assert_success(
+        await env.client("othello").post("/users/me/alert_words", {"alert_words": ["castle"]})
+    )
+    rendered = asyncio.Event()
+    real_render = send_message_action.render_markdown
+
+    def render(content: str, ctx: Any) -> Any:
+        rendered.set()
+        return real_render(content, ctx)
+
+    monkeypatch.setattr(send_message_action, "render_markdown", render)
+    async with env.services.db.write():
+        sending = asyncio.create_task(
+            send_stream_message(env, "hamlet", "Denmark", "**the castle**")
+        )
+        await asyncio.wait_for(rendered.wait(), 5)
+        await asyncio.sleep(0.05)
+        assert not sending.done()  # its writes wait for the writer
+    mid = await sending
+    row = await _message(env, mid)
+    assert row.rendered_content == "<p><strong>the castle</strong></p>"
+    # The recipients' alert words are matched once they are known, under the writer.
+    flags = await message_flags(env, mid)
+    assert flags == {env.users["hamlet"].id: 0, env.users["othello"].id: HAS_ALERT_WORD}
 
 
 async def test_wildcard_and_alert_words(env: TestEnv) -> None:

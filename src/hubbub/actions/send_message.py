@@ -11,10 +11,11 @@ Behaviour follows Zulip 8.0:
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.actions.attachments import do_update_message_attachments
 from hubbub.actions.mention_flags import get_mention_targets, topic_participants
@@ -28,6 +29,7 @@ from hubbub.actions.message_recipients import (
 )
 from hubbub.actions.push_notifications import enqueue_message_push
 from hubbub.db.dialects import for_name
+from hubbub.db.engine import Database
 from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import muted_user, stream
 from hubbub.errors import (
@@ -38,7 +40,7 @@ from hubbub.errors import (
     TopicWildcardMentionNotAllowedError,
 )
 from hubbub.events.queues import MESSAGE_MARK
-from hubbub.markdown import RenderResult, render_markdown
+from hubbub.markdown import RenderContext, RenderResult, find_alert_words, render_markdown
 from hubbub.models import Realm, Stream, User
 from hubbub.permissions import wildcard_mention_allowed
 from hubbub.queries.alert_words import alert_words_in_realm
@@ -183,24 +185,85 @@ class SendResult:
     automatic_new_visibility_policy: int | None = None
 
 
-async def check_send_message(
-    tx: Tx, realm: Realm, sender: User, req: SendRequest, *, realm_url: str, now: float
-) -> SendResult:
-    """Validate and send."""
+@dataclass(frozen=True)
+class SendRendering:
+    """A send's content and topic, normalized, and its Markdown rendered, with no
+    recipient's alert words matched yet (``check_send_message`` matches them)."""
+
+    content: str
+    # "" for a direct message.
+    topic: str
+    sender_settings: dict[str, Any]
+    ctx: RenderContext
+    rendered: RenderResult
+
+
+async def render_send(
+    conn: AsyncConnection, realm: Realm, sender: User, req: SendRequest, *, realm_url: str
+) -> SendRendering:
+    """What ``check_send_message`` first does: the content and topic checked in Zulip's
+    order (content, then topic, before any recipient), and the content rendered. Rendering
+    raises nothing, so running it before the recipients are checked changes no error.
+
+    It needs no recipient, so on SQLite the API runs it in a read transaction before
+    taking the single writer, as Zulip renders before its transaction: the writer is then
+    held for the writes and the reads that must agree with them (the recipients, their
+    flags), not for rendering (a third of a small send's hold; docs/performance.md,
+    *Sends rendered before the writer*). What it read (the sender's settings, the realm's
+    linkifiers and users named) may change before the writes, as in Zulip."""
     content = normalize_content(req.content)
+    topic = normalize_topic(realm, req.topic) if req.type == "stream" else ""
+    sender_settings = await get_json_user_settings(conn, sender.id)
+    ctx = await load_render_context(
+        conn,
+        realm,
+        sender,
+        realm_url=realm_url,
+        content=content,
+        sender_settings=sender_settings,
+    )
+    return SendRendering(content, topic, sender_settings, ctx, render_markdown(content, ctx))
+
+
+async def render_before_writing(
+    db: Database, realm: Realm, sender: User, req: SendRequest, *, realm_url: str
+) -> SendRendering | None:
+    """``render_send`` in a read transaction, where write transactions run one at a time
+    (SQLite); None elsewhere: on PostgreSQL writes do not wait for one another, and the
+    send's own transaction renders (a second connection would cost more)."""
+    if not db.serializes_writes:
+        return None
+    async with db.read() as conn:
+        return await render_send(conn, realm, sender, req, realm_url=realm_url)
+
+
+async def check_send_message(
+    tx: Tx,
+    realm: Realm,
+    sender: User,
+    req: SendRequest,
+    *,
+    realm_url: str,
+    now: float,
+    rendering: SendRendering | None = None,
+) -> SendResult:
+    """Validate and send; ``rendering``: ``render_send``'s, done before this transaction
+    (else done here)."""
+    if rendering is None:
+        rendering = await render_send(tx.conn, realm, sender, req, realm_url=realm_url)
+    content, topic, ctx = rendering.content, rendering.topic, rendering.ctx
+    sender_settings = rendering.sender_settings
     target: Stream | None = None
     people: list[User] = []
     sender_subscribed = True
     subscriber_count = 0
     if req.type == "stream":
-        topic = normalize_topic(realm, req.topic)
         send_target = await access_stream_for_send(tx, sender, parse_stream_to(req.to))
         target, user_ids = send_target.stream, send_target.subscribers
         recipient_id = await send_target.recipient_id(tx)
         sender_subscribed = sender.id in user_ids
         subscriber_count = len(user_ids)
     else:
-        topic = ""
         people = await resolve_direct_recipients(tx.conn, sender, parse_direct_to(req.to))
         # Direct messages "disabled" (2) still allow writing to bots and to oneself.
         if realm.setting("private_message_policy") == 2 and not (
@@ -213,17 +276,10 @@ async def check_send_message(
 
     words = await alert_words_in_realm(tx.conn, realm.id)
     words = {uid: w for uid, w in words.items() if uid in user_ids and uid != sender.id}
-    sender_settings = await get_json_user_settings(tx.conn, sender.id)
-    ctx = await load_render_context(
-        tx.conn,
-        realm,
-        sender,
-        realm_url=realm_url,
-        alert_words=[w for ws in words.values() for w in ws],
-        content=content,
-        sender_settings=sender_settings,
+    rendered = replace(
+        rendering.rendered,
+        alert_words=find_alert_words(rendering.rendered, [w for ws in words.values() for w in ws]),
     )
-    rendered = render_markdown(content, ctx)
     if target is not None:
         await check_wildcard_mentions(
             tx, realm, sender, rendered, recipient_id, topic, subscriber_count

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from sqlalchemy.exc import IntegrityError
 
-from hubbub.actions.send_message import SendRequest, check_send_message
+from hubbub.actions.send_message import SendRequest, check_send_message, render_before_writing
 from hubbub.actions.send_retries import do_record_send_key, get_resent_message_id
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
@@ -49,6 +49,9 @@ async def send_message(
         local_id=local_id,
         read_by_sender=read_by_sender,
     )
+    rendering = await render_before_writing(
+        req.services.db, req.my_realm, req.me, request, realm_url=realm_url(req)
+    )
     try:
         async with req.services.write() as tx:
             repeated = await get_resent_message_id(tx.conn, req.me.id, queue_id, local_id)
@@ -61,6 +64,7 @@ async def send_message(
                 request,
                 realm_url=realm_url(req),
                 now=req.services.clock.now(),
+                rendering=rendering,
             )
             await do_record_send_key(
                 tx.conn, req.me.id, queue_id, local_id, result.message_id, req.services.clock.now()

@@ -72,6 +72,12 @@ class Database:
     def is_sqlite(self) -> bool:
         return self.dialect_name == "sqlite"
 
+    @property
+    def serializes_writes(self) -> bool:
+        """Whether write transactions run one at a time (SQLite's single writer): work a
+        write can do before its transaction is then worth doing there."""
+        return self._write_lock is not None
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A read transaction (SQLite: one snapshot; PostgreSQL: each statement its own

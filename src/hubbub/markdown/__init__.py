@@ -14,7 +14,7 @@ from hubbub.markdown.context import (
     RenderResult,
 )
 from hubbub.markdown.linkifiers import topic_links
-from hubbub.markdown.render import render_markdown
+from hubbub.markdown.render import find_alert_words, render_markdown
 
 __all__ = [
     "LinkableStream",
@@ -24,6 +24,7 @@ __all__ = [
     "RealmEmoji",
     "RenderContext",
     "RenderResult",
+    "find_alert_words",
     "render_markdown",
     "topic_links",
 ]

@@ -104,6 +104,8 @@ class RenderResult:
     topic_wildcard_mention: str | None = None
     mentioned_group_ids: set[int] = field(default_factory=set)
     alert_words: set[str] = field(default_factory=set)
+    # The text alert words are matched in (fenced code blocks left out): ``find_alert_words``.
+    alert_text: str = ""
     links: list[str] = field(default_factory=list)
     has_link: bool = False
     has_image: bool = False

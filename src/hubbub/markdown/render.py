@@ -238,13 +238,20 @@ def _find_alert_words(text: str, words: Sequence[str]) -> set[str]:
     return found
 
 
+def find_alert_words(rendered: RenderResult, words: Sequence[str]) -> set[str]:
+    """Which of ``words`` the rendered message holds: for a caller that learns whose alert
+    words count only after rendering (a send rendered before SQLite's writer)."""
+    return _find_alert_words(rendered.alert_text, words)
+
+
 def render_markdown(content: str, ctx: RenderContext) -> RenderResult:
     """Render a message's Markdown as Zulip 8.0 does and collect its mentions and links."""
     result = RenderResult()
     stash = Stash()
     list_starts: dict[int, int] = {}
     text = preprocess(content, stash, list_starts)
-    result.alert_words = _find_alert_words(PLACEHOLDER_RE.sub(" ", text), ctx.alert_words)
+    result.alert_text = PLACEHOLDER_RE.sub(" ", text)
+    result.alert_words = _find_alert_words(result.alert_text, ctx.alert_words)
     md = _engine()
     env: dict[str, Any] = {"ctx": ctx, "result": result, "link_depth": 0}
     tokens = md.parse(text, env)

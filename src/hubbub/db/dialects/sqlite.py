@@ -382,7 +382,11 @@ class _WriterConnection(_Connection):
 
     def _ends_inline(self) -> bool:
         """A small transaction ends inline once no COMMIT can checkpoint (see
-        INLINE_COMMIT_MAX_CHANGES); any other, in the thread."""
+        INLINE_COMMIT_MAX_CHANGES), and one already committed in the thread (a settle's
+        slice: ``sqlite_staged._move_on``), where nothing is left to end; any other, in
+        the thread."""
+        if self._connection is not None and not self._connection.in_transaction:
+            return True
         if not self.owns_checkpoints or self._connection is None:
             return False
         changed = self._connection.total_changes - self._changes_at_begin

@@ -32,10 +32,13 @@ USER_MESSAGE_SETTLED = user_message_rows
 # Longer would save more page writes and leave more rows for every read to look up in
 # the staged table as well.
 SETTLE_INTERVAL_SECONDS: float | None = 1.0
-# Users per write transaction of a move: ~100 leaves and their rows (~1,000 rows after a
-# second of the flood, ~2 ms of the single writer), so that sends wait for a slice, not
-# for the whole move.
-SETTLE_USERS_PER_TRANSACTION = 100
+# Users per write transaction of a move, so that sends wait for a slice, not for the
+# whole move. Under the flood of sends (bench/messages.py: every user has rows staged each
+# second) a slice of 100 users held the writer 8-11 ms (p50) and a send that came in
+# behind one waited for all of it and for the sends queued meanwhile; 50 hold it ~5 ms
+# (the slice's COMMIT, ~1.3 ms, comes twice as often: 8-9 % of the writer's time either
+# way; docs/performance.md, *Sends rendered before the writer, and shorter slices*).
+SETTLE_USERS_PER_TRANSACTION = 50
 # The staged table's planner statistics (``sqlite_stat1``), whatever it held when ANALYZE
 # last ran: a few rows per user, so that a statement over it starts from its user index,
 # never from the messages. Empty at that moment, it would have none, and SQLite would
@@ -86,18 +89,26 @@ def _move(connection: sqlite3.Connection, where: str, values: Sequence[Any]) -> 
         cursor.close()
 
 
-async def _move_on(conn: AsyncConnection, where: str, values: Sequence[Any]) -> int:
+async def _move_on(
+    conn: AsyncConnection, where: str, values: Sequence[Any], *, commit: bool = False
+) -> int:
     """``_move`` in ``conn``'s write transaction, in the writer's thread: two statements
     that each run in one step of SQLite, without the interpreter's lock, beside the
-    event loop."""
+    event loop. With ``commit``, the transaction's COMMIT follows them there, in the same
+    trip to the thread: the writer is then held for one turn of the loop to come back,
+    not two (the block's own COMMIT finds nothing left to end)."""
     from hubbub.db.dialects.sqlite import _Connection
 
     driver = (await conn.get_raw_connection()).driver_connection
     moved: list[int] = []
     if isinstance(driver, _Connection):
-        await driver.run_in_thread(
-            lambda connection: moved.append(_move(connection, where, values))
-        )
+
+        def work(connection: sqlite3.Connection) -> None:
+            moved.append(_move(connection, where, values))
+            if commit:
+                connection.commit()
+
+        await driver.run_in_thread(work)
         return moved[0]
     # An in-memory database's plain aiosqlite connection.
     await conn.exec_driver_sql(_MOVE.format(where=where), tuple(values))
@@ -128,7 +139,7 @@ async def settle_staged(db: Database) -> int:
     for start in range(0, len(users), SETTLE_USERS_PER_TRANSACTION):
         part = users[start : start + SETTLE_USERS_PER_TRANSACTION]
         async with db.write() as conn:
-            moved += await _move_on(conn, _USERS_WHERE, (part[0], part[-1], newest))
+            moved += await _move_on(conn, _USERS_WHERE, (part[0], part[-1], newest), commit=True)
     return moved
 
 
