@@ -206,11 +206,12 @@ async def render_send(
     raises nothing, so running it before the recipients are checked changes no error.
 
     It needs no recipient, so on SQLite the API runs it in a read transaction before
-    taking the single writer, as Zulip renders before its transaction: the writer is then
-    held for the writes and the reads that must agree with them (the recipients, their
-    flags), not for rendering (a third of a small send's hold; docs/performance.md,
-    *Sends rendered before the writer*). What it read (the sender's settings, the realm's
-    linkifiers and users named) may change before the writes, as in Zulip."""
+    taking the single writer (``render_before_writing``), as Zulip renders before its
+    transaction: the writer is then held for the writes and the reads that must agree
+    with them (the recipients, their flags), not for rendering (about a quarter of a
+    small send's hold; docs/performance.md, *Sends rendered before the writer, and
+    shorter slices*). What it read (the sender's settings, the realm's linkifiers and
+    users named) may change before the writes, as in Zulip."""
     content = normalize_content(req.content)
     topic = normalize_topic(realm, req.topic) if req.type == "stream" else ""
     sender_settings = await get_json_user_settings(conn, sender.id)
