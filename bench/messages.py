@@ -1142,6 +1142,11 @@ ROWS = [
 ]
 
 
+# A client that starts its sends this late (p99) was itself held up: the whole machine
+# stalled (a flood on 2026-11-29 morning: 512 ms, where the others had 2.0-2.3 ms).
+CLIENT_STALL_MS = 20.0
+
+
 def print_table(r: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -1188,6 +1193,16 @@ def print_table(r: dict[str, Any]) -> None:
     )
     for kind, v in s["by_kind"].items():
         print(f"    {kind:<20} {v['count']:>6}  p50 {v['p50_ms']}  p99 {v['p99_ms']}")
+    late = s["start_lateness_p99_ms"]
+    print(
+        f"  sends started late by this client: p99 {late} ms"
+        + (
+            " (past 20 ms: this client's own loop stalled too, so the run's tail is the"
+            " machine's, not only the server's)"
+            if late > CLIENT_STALL_MS
+            else ""
+        )
+    )
     print(
         "  search by kind (p99 ms): "
         + ", ".join(f"{k} {v['p99_ms']}" for k, v in r["endpoints"]["search"]["by_kind"].items())
