@@ -25,6 +25,9 @@ result. Prints a table and writes JSON (default ``bench/results/load-<scale>[-db
     .venv/bin/python bench/load.py --scale 0.01 --active 20,50 --duration 20
     .venv/bin/python bench/load.py --keep /tmp/hubbub-load --active 250,500,1000,2000
     .venv/bin/python bench/load.py --keep /tmp/hubbub-load --pristine --active 2000
+    .venv/bin/python bench/load.py --keep /tmp/hubbub-load-pg --pristine --active 1500 \\
+        --database-url postgresql://postgres@127.0.0.1/hubbub_load \\
+        --redis-url redis://127.0.0.1:6379/0   # the copy: database hubbub_load_pristine
     .venv/bin/python bench/load.py --scale 0.1 --workers 2 \\
         --database-url postgresql://postgres@127.0.0.1/hubbub_load \\
         --redis-url redis://127.0.0.1:6379/0
@@ -491,7 +494,11 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
         save_realm(realm, saved)
         log(f"seeded in {r['seed']['total_s']} s")
     if args.pristine:
-        r["seed"]["pristine"] = start_pristine(workdir)
+        r["seed"]["pristine"] = (
+            await start_pristine_postgresql(args.database_url)
+            if args.database_url
+            else start_pristine(workdir)
+        )
     r["config"].update(
         {"users": len(realm.users), "streams": len(realm.streams), "messages": args.messages}
     )
@@ -527,6 +534,71 @@ def start_pristine(workdir: Path) -> str:
     shutil.copytree(pristine, data)
     log(f"restored the realm from {pristine}")
     return "restored"
+
+
+async def start_pristine_postgresql(database_url: str) -> str:
+    """``--pristine`` on PostgreSQL: the database as it was at the first run with the
+    option, kept as the database ``<name>_pristine`` (a template copy, made and restored
+    with ``CREATE DATABASE ... TEMPLATE``, which copies the files). Sessions still
+    connected to the database being copied or dropped are ended first: a template
+    cannot be copied while in use. The event queues live in Redis, whose keys each run
+    drops at its end (``Server.drop_redis_keys``)."""
+    import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from hubbub.db.engine import normalize_url
+
+    url = make_url(normalize_url(database_url))
+    name = url.database
+    if not name:
+        raise SystemExit("--pristine needs a database name in --database-url")
+    copy = f"{name}_pristine"
+    engine = create_async_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+
+    def quoted(identifier: str) -> str:
+        return '"' + identifier.replace('"', '""') + '"'
+
+    try:
+        async with engine.connect() as conn:
+            version = int(await conn.scalar(sa.text("SHOW server_version_num")) or 0)
+            # PostgreSQL 15 copies a template through the WAL by default: slow for a
+            # realm of gigabytes. FILE_COPY checkpoints and copies the files.
+            strategy = " STRATEGY FILE_COPY" if version >= 150000 else ""
+
+            async def end_sessions(database: str) -> None:
+                await conn.execute(
+                    sa.text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE datname = :name AND pid <> pg_backend_pid()"
+                    ),
+                    {"name": database},
+                )
+
+            found = await conn.scalar(
+                sa.text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": copy}
+            )
+            started = time.monotonic()
+            if not found:
+                await end_sessions(name)
+                await conn.exec_driver_sql(
+                    f"CREATE DATABASE {quoted(copy)} TEMPLATE {quoted(name)}{strategy}"
+                )
+                log(f"kept the realm as it is now in database {copy} ({elapsed(started)})")
+                return "kept"
+            await end_sessions(name)
+            await conn.exec_driver_sql(f"DROP DATABASE {quoted(name)}")
+            await conn.exec_driver_sql(
+                f"CREATE DATABASE {quoted(name)} TEMPLATE {quoted(copy)}{strategy}"
+            )
+            log(f"restored the realm from database {copy} ({elapsed(started)})")
+            return "restored"
+    finally:
+        await engine.dispose()
+
+
+def elapsed(started: float) -> str:
+    return f"{time.monotonic() - started:.1f} s"
 
 
 def print_table(r: dict[str, Any]) -> None:
@@ -598,7 +670,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--pristine",
         action="store_true",
-        help="with --keep, SQLite: start every run from the realm as the first such run found it",
+        help="with --keep: start every run from the realm as the first such run found it"
+        " (SQLite: a copy in DIR/pristine; PostgreSQL: the database <name>_pristine)",
     )
     parser.add_argument("--workers", type=int, default=1, help="passed to hubbub serve")
     parser.add_argument("--database-url", default="", help="passed to hubbub serve")
@@ -608,8 +681,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.ramp = [int(n) for n in args.active.split(",")]
     if min(args.ramp) <= 0 or args.scale <= 0 or args.think <= 0:
         parser.error("--active, --scale and --think must be positive")
-    if args.pristine and (args.keep is None or args.database_url):
-        parser.error("--pristine needs --keep and SQLite (no --database-url)")
+    if args.pristine and args.keep is None:
+        parser.error("--pristine needs --keep")
     return args
 
 
