@@ -326,7 +326,10 @@ class _Connection(aiosqlite.Connection):
             if name == "cursor":
                 return False
             if name in ("commit", "rollback"):
-                return not self._ends_inline()
+                # With no transaction open there is nothing to end (a settle slice
+                # committed in the thread already: ``sqlite_staged._move_on``).
+                open_transaction = self._connection is not None and self._connection.in_transaction
+                return open_transaction and not self._ends_inline()
             return True  # close, and anything unforeseen
         return False  # a cursor's calls
 
@@ -382,11 +385,7 @@ class _WriterConnection(_Connection):
 
     def _ends_inline(self) -> bool:
         """A small transaction ends inline once no COMMIT can checkpoint (see
-        INLINE_COMMIT_MAX_CHANGES), and one already committed in the thread (a settle's
-        slice: ``sqlite_staged._move_on``), where nothing is left to end; any other, in
-        the thread."""
-        if self._connection is not None and not self._connection.in_transaction:
-            return True
+        INLINE_COMMIT_MAX_CHANGES); any other, in the thread."""
         if not self.owns_checkpoints or self._connection is None:
             return False
         changed = self._connection.total_changes - self._changes_at_begin
