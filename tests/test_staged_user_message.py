@@ -185,11 +185,11 @@ async def test_settling_goes_in_slices_and_leaves_newer_rows(
     later: list[int] = []
 
     @asynccontextmanager
-    async def write_then_send() -> AsyncIterator[Any]:
+    async def write_then_send(*, background: bool = False) -> AsyncIterator[Any]:
         # After the move's first slice, a send: its rows wait for the next move.
         nonlocal writes
         writes += 1
-        async with real_write() as conn:
+        async with real_write(background=background) as conn:
             yield conn
         if writes == 1:
             later.append(await send_stream_message(env, "othello", "Denmark", "two"))
@@ -384,3 +384,101 @@ def test_a_statement_over_both_tables_is_one_union_with_its_parameters_twice() -
         " WHERE user_message.user_profile_id = ?)"
     )
     assert sqlite_staged.doubled((7, "x")) == (7, "x", 7, "x")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_the_settle_and_the_checkpoint_let_a_waiting_send_go_first(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A settle slice and the checkpoint's held pass are background writes
+    (``db/writer_lock.py``): a send that queued for the writer after them still takes it
+    before them."""
+    await env.subscribe("hamlet", "Denmark")
+    db = env.services.db
+    await db.checkpoint()  # this process now checkpoints (a write of its own, once)
+    monkeypatch.setattr(sqlite, "CHECKPOINT_RESTART_FRAMES", 1)
+    order: list[str] = []
+    real_pass = sqlite._checkpoint_pass
+    passes = 0
+
+    async def checkpoint_pass(path: str) -> int:
+        nonlocal passes
+        passes += 1
+        if passes == 2:
+            order.append("checkpoint")
+        return await real_pass(path)
+
+    monkeypatch.setattr(sqlite, "_checkpoint_pass", checkpoint_pass)
+    mid = await send_stream_message(env, "hamlet", "Denmark", "staged")
+
+    async def send() -> None:
+        await send_stream_message(env, "hamlet", "Denmark", "waiting")
+        order.append("send")
+
+    async def settle() -> None:
+        assert await _settle(env) == 1
+        order.append("settle")
+
+    lock = db._write_lock
+    assert lock is not None
+    await lock.acquire()
+    jobs = [asyncio.create_task(settle()), asyncio.create_task(db.checkpoint())]
+    for _ in range(1000):
+        if len(lock._background) == 2:  # both queued for the writer
+            break
+        await asyncio.sleep(0.001)
+    sending = asyncio.create_task(send())
+    for _ in range(1000):
+        if lock._requests:  # the send's write queued behind them
+            break
+        await asyncio.sleep(0.001)
+    lock.release()
+    await asyncio.gather(sending, *jobs)
+    assert order[0] == "send"
+    assert sorted(order[1:]) == ["checkpoint", "settle"]
+    assert await _where(env, mid) == {"user_message_rows": 1, "user_message_staged": 0}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_a_sends_message_and_rows_skip_sqlalchemys_execution(env: TestEnv) -> None:
+    """On SQLite the message's INSERT and its staged rows go to the writer's driver
+    connection directly (``sqlite.insert_message``): SQLAlchemy's execution of them cost
+    the single writer more than SQLite's own work. What they write is the same; a
+    constraint's failure is still SQLAlchemy's IntegrityError."""
+    for name in ("hamlet", "othello"):
+        await env.subscribe(name, "Denmark")
+    executed: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        executed.append(statement)
+
+    engine = env.services.db.write_engine.sync_engine
+    sa.event.listen(engine, "before_cursor_execute", seen)
+    try:
+        mid = await send_stream_message(env, "hamlet", "Denmark", "straight to the driver")
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", seen)
+    assert executed  # the send's other statements still go through SQLAlchemy
+    assert not [sql for sql in executed if "INTO message " in sql or "user_message_staged" in sql]
+    assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 2}
+    body = assert_success(await env.client("othello").get(f"/messages/{mid}"))
+    assert body["message"]["content"] == "<p>straight to the driver</p>"
+    assert body["message"]["flags"] == []
+    values = {
+        "realm_id": 999_999,  # no such realm
+        "sender_id": env.users["hamlet"].id,
+        "recipient_id": 1,
+        "topic": "t",
+        "content": "c",
+        "rendered_content": "<p>c</p>",
+        "date_sent": 0.0,
+        "sending_client": "test",
+    }
+    count = sa.text("SELECT count(*) FROM message")
+    async with env.services.db.read() as conn:
+        before = (await conn.execute(count)).scalar_one()
+    with pytest.raises(sa.exc.IntegrityError):
+        async with env.services.db.write() as conn:
+            await sqlite.insert_message(conn, values, {env.users["hamlet"].id: 0})
+    async with env.services.db.read() as conn:
+        assert (await conn.execute(count)).scalar_one() == before  # it left nothing

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from hubbub.db import dialects
 from hubbub.db.kept_readers import KeptReaders
+from hubbub.db.writer_lock import WriterLock
 
 
 class DatabaseUnavailableError(RuntimeError):
@@ -55,7 +55,7 @@ class Database:
         self._serial_write_engine: AsyncEngine = self.write_engine.execution_options(
             hubbub_write=True
         )
-        self._write_lock = asyncio.Lock() if self.dialect.SERIALIZE_WRITES else None
+        self._write_lock = WriterLock() if self.dialect.SERIALIZE_WRITES else None
         self._closes_inline: bool = self.dialect.closes_inline(self.url)
         # Whether ``checkpoint`` ran: this process is the one that checkpoints.
         self._owns_checkpoints = False
@@ -93,18 +93,20 @@ class Database:
             yield conn
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncConnection]:
+    async def write(self, *, background: bool = False) -> AsyncIterator[AsyncConnection]:
         """A write transaction: committed when the block ends, rolled back if it raises.
 
         On SQLite writes are serialized in-process (SQLite has one writer), and start with
-        BEGIN IMMEDIATE so that a writer in another process makes us wait, not fail.
+        BEGIN IMMEDIATE so that a writer in another process makes us wait, not fail. A
+        ``background`` write (a periodic job's) lets the requests' writes waiting for the
+        writer go first (``db/writer_lock.py``).
         """
         if self._write_lock is None:
             async with self._transaction(self.engine.connect, self._give_back) as conn:
                 yield conn
             return
         async with (
-            self._write_lock,
+            self._write_lock.held(background=background),
             self._transaction(self._serial_write_engine.connect, self._give_back) as conn,
         ):
             yield conn

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Collection
 from typing import Any
 
@@ -13,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from hubbub.db.tables import user_message
+from hubbub.db.writer_lock import WriterLock
 
 # pool_timeout: a burst queues for a connection rather than failing after 30 s.
 # No overflow: SQLAlchemy closes an overflow connection when it is returned, so bursts of
@@ -158,7 +158,7 @@ async def refresh_statistics(conn: AsyncConnection) -> None:
     del conn
 
 
-async def checkpoint(url: str, write_lock: asyncio.Lock | None) -> int:
+async def checkpoint(url: str, write_lock: WriterLock | None) -> int:
     """Nothing to do: see CHECKPOINT_INTERVAL_SECONDS."""
     del url, write_lock
     return 0

@@ -97,11 +97,11 @@ async def _move_on(
     event loop. With ``commit``, the transaction's COMMIT follows them there, in the same
     trip to the thread: the writer is then held for one turn of the loop to come back,
     not two (the block's own COMMIT finds nothing left to end)."""
-    from hubbub.db.dialects.sqlite import _Connection
+    from hubbub.db.dialects.sqlite import driver_of
 
-    driver = (await conn.get_raw_connection()).driver_connection
+    driver = driver_of(conn)
     moved: list[int] = []
-    if isinstance(driver, _Connection):
+    if driver is not None:
 
         def work(connection: sqlite3.Connection) -> None:
             moved.append(_move(connection, where, values))
@@ -138,7 +138,7 @@ async def settle_staged(db: Database) -> int:
     moved = 0
     for start in range(0, len(users), SETTLE_USERS_PER_TRANSACTION):
         part = users[start : start + SETTLE_USERS_PER_TRANSACTION]
-        async with db.write() as conn:
+        async with db.write(background=True) as conn:
             moved += await _move_on(conn, _USERS_WHERE, (part[0], part[-1], newest), commit=True)
     return moved
 
