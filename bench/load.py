@@ -566,27 +566,24 @@ async def start_pristine_postgresql(database_url: str) -> str:
             # realm of gigabytes. FILE_COPY checkpoints and copies the files.
             strategy = " STRATEGY FILE_COPY" if version >= 150000 else ""
 
-            async def end_sessions(database: str) -> None:
-                await conn.execute(
-                    sa.text(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        " WHERE datname = :name AND pid <> pg_backend_pid()"
-                    ),
-                    {"name": database},
-                )
-
             found = await conn.scalar(
                 sa.text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": copy}
             )
             started = time.monotonic()
+            # A database in use cannot be copied or dropped.
+            await conn.execute(
+                sa.text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = :name AND pid <> pg_backend_pid()"
+                ),
+                {"name": name},
+            )
             if not found:
-                await end_sessions(name)
                 await conn.exec_driver_sql(
                     f"CREATE DATABASE {quoted(copy)} TEMPLATE {quoted(name)}{strategy}"
                 )
                 log(f"kept the realm as it is now in database {copy} ({elapsed(started)})")
                 return "kept"
-            await end_sessions(name)
             await conn.exec_driver_sql(f"DROP DATABASE {quoted(name)}")
             await conn.exec_driver_sql(
                 f"CREATE DATABASE {quoted(name)} TEMPLATE {quoted(copy)}{strategy}"

@@ -427,11 +427,13 @@ async def test_the_settle_and_the_checkpoint_let_a_waiting_send_go_first(
         if len(lock._background) == 2:  # both queued for the writer
             break
         await asyncio.sleep(0.001)
+    assert len(lock._background) == 2  # else the send could go first by coming first
     sending = asyncio.create_task(send())
     for _ in range(1000):
         if lock._requests:  # the send's write queued behind them
             break
         await asyncio.sleep(0.001)
+    assert len(lock._requests) == 1
     lock.release()
     await asyncio.gather(sending, *jobs)
     assert order[0] == "send"

@@ -495,32 +495,32 @@ async def insert_message(
 
     The rows are staged (``sqlite_staged``), in key order, so that they are appended.
     Both statements go to the driver without SQLAlchemy, inline on the writer's
-    connection: its execution of the message's INSERT cost ~4 times SQLite's own work,
-    with the single writer held, and it built each of a big stream's 1,000 rows into a
-    parameter dictionary first (~2 ms of a send). Every value is one the driver takes as
+    connection, with the single writer held: through SQLAlchemy a small send's two
+    INSERTs cost 646 µs of CPU against 263 µs (``bench/insert_message.py``, a slow
+    hour), and it built each of a big stream's 1,000 rows into a parameter dictionary
+    first (~2 ms of a send). Every value is one the driver takes as
     SQLAlchemy would give it (numbers, strings, booleans, None)."""
     sql = _insert_message_sql(tuple(values))
-    rows = [(user_id, flags[user_id]) for user_id in sorted(flags)]
     driver = driver_of(conn)
-    if driver is None:  # An in-memory database's plain aiosqlite connection.
-        message_id = int((await conn.exec_driver_sql(sql, tuple(values.values()))).scalar_one())
-        await conn.exec_driver_sql(INSERT_STAGED, [(message_id, *row) for row in rows])
-        return message_id
     try:
         message_id = int(driver.fetch_all(sql, tuple(values.values()))[0][0])
-        driver.execute_many(INSERT_STAGED, [(message_id, *row) for row in rows])
+        rows = [(message_id, user_id, flags[user_id]) for user_id in sorted(flags)]
+        driver.execute_many(INSERT_STAGED, rows)
     except sqlite3.Error as exc:
         # As SQLAlchemy would raise it (an IntegrityError is told apart by its class).
         raise sa.exc.DBAPIError.instance(sql, values, exc, sqlite3.Error) from exc
     return message_id
 
 
-def driver_of(conn: AsyncConnection) -> _Connection | None:
-    """``conn``'s driver connection, for statements without SQLAlchemy (None for an
-    in-memory database's plain aiosqlite connection)."""
+def driver_of(conn: AsyncConnection) -> _Connection:
+    """``conn``'s driver connection, for statements without SQLAlchemy: every engine of a
+    database file makes ``_Connection``s (an in-memory database has no engine here:
+    ``create_engine`` cannot give its single connection a pool)."""
     sync = conn.sync_connection
     driver = sync.connection.driver_connection if sync is not None else None
-    return driver if isinstance(driver, _Connection) else None
+    if not isinstance(driver, _Connection):
+        raise TypeError(f"not a hubbub SQLite connection: {driver!r}")
+    return driver
 
 
 def in_ids(column: sa.ColumnElement[int], key: str) -> sa.ColumnElement[bool]:

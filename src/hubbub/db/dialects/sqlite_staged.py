@@ -99,21 +99,15 @@ async def _move_on(
     not two (the block's own COMMIT finds nothing left to end)."""
     from hubbub.db.dialects.sqlite import driver_of
 
-    driver = driver_of(conn)
     moved: list[int] = []
-    if driver is not None:
 
-        def work(connection: sqlite3.Connection) -> None:
-            moved.append(_move(connection, where, values))
-            if commit:
-                connection.commit()
+    def work(connection: sqlite3.Connection) -> None:
+        moved.append(_move(connection, where, values))
+        if commit:
+            connection.commit()
 
-        await driver.run_in_thread(work)
-        return moved[0]
-    # An in-memory database's plain aiosqlite connection.
-    await conn.exec_driver_sql(_MOVE.format(where=where), tuple(values))
-    result = await conn.exec_driver_sql(_DELETE.format(where=where), tuple(values))
-    return int(result.rowcount)
+    await driver_of(conn).run_in_thread(work)
+    return moved[0]
 
 
 async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -> None:
