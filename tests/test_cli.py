@@ -391,6 +391,25 @@ def test_serve_with_an_unreachable_database(tmp_path: Path) -> None:
     assert "127.0.0.1:1" in line, line
 
 
+def test_serve_refuses_an_in_memory_database(tmp_path: Path) -> None:
+    # It would lose every acknowledged message at exit; it used to fail with a traceback
+    # from SQLAlchemy's pool.
+    for url in ("sqlite:///:memory:", "sqlite://"):
+        result = run_hubbub(
+            "serve",
+            "--port",
+            str(free_port()),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--database-url",
+            url,
+            cwd=tmp_path,
+            timeout=QUICK_TIMEOUT,
+        )
+        line = assert_one_line_error(result)
+        assert "unsupported database URL" in line and "database file" in line, line
+
+
 def test_serve_refuses_workers_on_sqlite(tmp_path: Path) -> None:
     result = run_hubbub(
         "serve",

@@ -28,6 +28,12 @@ def normalize_url(url: str) -> str:
     if backend == "postgresql":
         return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
     if backend == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            # An in-memory database ends with the process, taking every acknowledged
+            # message with it, and each connection would see a database of its own.
+            raise DatabaseUnavailableError(
+                f"unsupported database URL {url!r}: SQLite needs a database file (sqlite:///PATH)"
+            )
         return parsed.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False)
     raise DatabaseUnavailableError(
         f"unsupported database URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DB"
@@ -40,7 +46,7 @@ class Database:
         sa_url = make_url(self.url)
         self.dialect_name = sa_url.get_backend_name()
         self.dialect: ModuleType = dialects.for_name(self.dialect_name)
-        if self.dialect_name == "sqlite" and sa_url.database not in (None, "", ":memory:"):
+        if self.dialect_name == "sqlite" and sa_url.database:
             Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
         self.engine: AsyncEngine = self.dialect.create_engine(self.url)
         self.write_engine: AsyncEngine = self.dialect.create_write_engine(self.url) or self.engine

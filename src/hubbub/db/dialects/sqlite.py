@@ -24,11 +24,8 @@ from hubbub.db.dialects import LONG_READ
 from hubbub.db.dialects.sqlite_staged import (
     BOTH_TABLES,
     INSERT_STAGED,
-    PIN_STAGED_STATISTICS,
     SETTLE_INTERVAL_SECONDS,
-    STAGED_STATISTICS,
     TABLE_OPTION,
-    UNPIN_STAGED_STATISTICS,
     USER_MESSAGE_SETTLED,
     USER_MESSAGE_TABLES,
     doubled,
@@ -152,14 +149,12 @@ def install(engine: AsyncEngine, *, writer: bool = False) -> None:
     @sa.event.listens_for(sync_engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
         write = conn.get_execution_options().get("hubbub_write", False)
+        # Straight to the driver: through ``exec_driver_sql`` each transaction's BEGIN
+        # was a whole SQLAlchemy execution, ~150 µs of CPU (of ~350 µs for an empty read
+        # transaction: connect, begin, commit, close).
         driver = conn.connection.driver_connection
-        if isinstance(driver, _Connection):
-            # Straight to the driver: through ``exec_driver_sql`` each transaction's
-            # BEGIN was a whole SQLAlchemy execution, ~150 µs of CPU (of ~350 µs for an
-            # empty read transaction: connect, begin, commit, close).
-            driver.begin(write)
-        else:  # an in-memory database's plain aiosqlite connection
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        assert isinstance(driver, _Connection)  # what every engine here makes
+        driver.begin(write)
 
     @sa.event.listens_for(sync_engine, "before_cursor_execute", retval=True)
     def _on_table(
@@ -440,31 +435,22 @@ def _engine(url: str, connection_class: type[_Connection], **pool: Any) -> Async
 
 
 def closes_inline(url: str) -> bool:
-    """Whether closing an idle connection of ``url``'s engines never suspends (see
-    ``_Connection``): not for an in-memory database's plain aiosqlite connections, whose
-    every call goes to the thread."""
-    return not _in_memory(url)
-
-
-def _in_memory(url: str) -> bool:
-    return make_url(url).database in (None, "", ":memory:")
+    """Whether closing an idle connection of ``url``'s engines never suspends: always,
+    their connections are ``_Connection``s (an in-memory database, whose plain aiosqlite
+    connections would go to their thread for every call, is refused by
+    ``engine.normalize_url``)."""
+    del url
+    return True
 
 
 def create_engine(url: str) -> AsyncEngine:
-    """The engine of reads (and of writes, for an in-memory database)."""
-    if _in_memory(url):
-        engine = create_async_engine(url, **ENGINE_KWARGS)
-        install(engine)
-        return engine
+    """The engine of reads."""
     return _engine(url, _Connection, **ENGINE_KWARGS)
 
 
 def create_write_engine(url: str) -> AsyncEngine | None:
     """The engine of write transactions: one connection (writes are serialized) running
-    its statements inline; None for an in-memory database, which a second engine would
-    not share."""
-    if _in_memory(url):
-        return None
+    its statements inline."""
     # No rollback when the connection goes back to the pool: the transaction has ended.
     return _engine(
         url,
@@ -513,9 +499,9 @@ async def insert_message(
 
 
 def driver_of(conn: AsyncConnection) -> _Connection:
-    """``conn``'s driver connection, for statements without SQLAlchemy: every engine of a
-    database file makes ``_Connection``s (an in-memory database has no engine here:
-    ``create_engine`` cannot give its single connection a pool)."""
+    """``conn``'s driver connection, for statements without SQLAlchemy: every engine
+    here makes ``_Connection``s (an in-memory database is refused by
+    ``engine.normalize_url``)."""
     sync = conn.sync_connection
     driver = sync.connection.driver_connection if sync is not None else None
     if not isinstance(driver, _Connection):
@@ -551,7 +537,7 @@ async def checkpoint(url: str, write_lock: WriterLock | None) -> int:
     PASSIVE: it waits for no reader or writer, copying what it can; SQLite starts the WAL
     over once a checkpoint has copied all of it."""
     path = make_url(url).database
-    if _in_memory(url) or path is None:
+    if not path:
         return 0
     frames = await _checkpoint_pass(path)
     if write_lock is not None and frames >= CHECKPOINT_RESTART_FRAMES:
@@ -647,7 +633,7 @@ async def refresh_statistics(conn: AsyncConnection) -> None:
     their keys, and analyzing them read most of their pages (1.3 s of a cold start on the
     full-scale realm, against 0.05 s without them). In the connection's thread: the
     writer runs its statements inline, and this one held every request meanwhile."""
-    driver = (await conn.get_raw_connection()).driver_connection
+    driver = driver_of(conn)
     statements = [f"PRAGMA analysis_limit={ANALYSIS_LIMIT}"]
     tables = [table for table in metadata.sorted_tables if table is not user_message]
     tables += sqlite_metadata.tables.values()  # user_message's own (tables.py)
@@ -658,10 +644,4 @@ async def refresh_statistics(conn: AsyncConnection) -> None:
             connection.execute(statement).close()
         pin_staged_statistics(connection)
 
-    if isinstance(driver, _Connection):
-        await driver.run_in_thread(run)
-    else:  # an in-memory database's plain aiosqlite connection
-        for statement in statements:
-            await conn.exec_driver_sql(statement)
-        await conn.exec_driver_sql(UNPIN_STAGED_STATISTICS)
-        await conn.exec_driver_sql(PIN_STAGED_STATISTICS, list(STAGED_STATISTICS))
+    await driver.run_in_thread(run)

@@ -68,15 +68,15 @@ _USERS_WHERE = "user_profile_id BETWEEN ? AND ? AND message_id <= ?"
 _MESSAGES_WHERE = "message_id IN (SELECT value FROM json_each(?))"
 
 
-UNPIN_STAGED_STATISTICS = "DELETE FROM sqlite_stat1 WHERE tbl = 'user_message_staged'"
-PIN_STAGED_STATISTICS = "INSERT INTO sqlite_stat1 VALUES (?, ?, ?)"
+_UNPIN_STAGED_STATISTICS = "DELETE FROM sqlite_stat1 WHERE tbl = 'user_message_staged'"
+_PIN_STAGED_STATISTICS = "INSERT INTO sqlite_stat1 VALUES (?, ?, ?)"
 
 
 def pin_staged_statistics(connection: sqlite3.Connection) -> None:
     """Replace the staged table's planner statistics by STAGED_STATISTICS (after ANALYZE,
     in its transaction; new connections read them)."""
-    connection.execute(UNPIN_STAGED_STATISTICS).close()
-    connection.executemany(PIN_STAGED_STATISTICS, STAGED_STATISTICS).close()
+    connection.execute(_UNPIN_STAGED_STATISTICS).close()
+    connection.executemany(_PIN_STAGED_STATISTICS, STAGED_STATISTICS).close()
 
 
 def _move(connection: sqlite3.Connection, where: str, values: Sequence[Any]) -> int:
