@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
 from hubbub.events.bus import EventBus, MemoryEventBus
+from hubbub.queries.kept_subscribers import KeptSubscribers
 from hubbub.queries.people import KeptPeople
 from hubbub.queries.presence import PresenceAnswers
 from hubbub.ratelimit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
@@ -30,12 +31,13 @@ class Services:
     redis: Redis | None = None
     presence: PresenceAnswers = field(default_factory=PresenceAnswers)
     people: KeptPeople = field(default_factory=KeptPeople)
+    subscribers: KeptSubscribers = field(default_factory=KeptSubscribers)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
         """A write transaction whose events are published once it has committed."""
         async with self.db.write() as conn:
-            tx = Tx(conn)
+            tx = Tx(conn, self.subscribers)
             yield tx
         # A realm_user event means a user changed: the presence answers name users.
         self.presence.forget(n.realm_id for n in tx.notices if n.event["type"] == "realm_user")

@@ -52,7 +52,7 @@ from hubbub.queries.messages import (
     flag_names,
 )
 from hubbub.queries.render_context import load_render_context
-from hubbub.queries.streams import get_send_stream, get_subscriber_ids
+from hubbub.queries.streams import get_send_stream
 from hubbub.queries.user_dicts import avatar_url
 from hubbub.queries.user_settings import get_json_user_settings
 from hubbub.transaction import Tx
@@ -148,22 +148,23 @@ class SendTarget(NamedTuple):
 
 
 async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> SendTarget:
-    """The active stream ``sender`` may send to (by id or name), with its subscribers and,
-    read in the same statement, its recipient id."""
+    """The active stream ``sender`` may send to (by id or name), with its subscribers
+    (kept by the process while their version, read with the stream, is unchanged) and,
+    read in the same statement as the stream, its recipient id."""
     found = await get_send_stream(tx.conn, sender.realm_id, to)
     if found is None:
         if isinstance(to, int):
             raise StreamIdDoesNotExistError(to)
         raise StreamDoesNotExistError(to)
-    target, recipient_id = found
+    target, recipient_id, version = found
     check_stream_post_permission(sender, target)
-    subscribers = (await get_subscriber_ids(tx.conn, [target.id]))[target.id]
+    subscribers = set(await tx.subscribers.active_ids(tx.conn, target.id, version))
     subscribed = sender.id in subscribers
     # Public streams take anyone's messages but guests'; private streams (and guests
     # everywhere but web-public streams) need a subscription.
     if (target.invite_only or sender.is_guest) and not target.is_web_public and not subscribed:
         raise JsonableError(f"Not authorized to send to stream '{target.name}'")
-    return SendTarget(target, set(subscribers), recipient_id)
+    return SendTarget(target, subscribers, recipient_id)
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,18 @@ realm_people_version = sa.Table(
     sa.Column("version", sa.BigInteger, nullable=False, server_default="0"),
 )
 
+# How many times each stream's subscribers (its subscription rows' user, stream and
+# ``active``) have changed, counted by triggers (migration 0020), so that a send can tell
+# from the statement that reads its stream whether the subscribers a process keeps are
+# still current (``queries/kept_subscribers.py``). No row: no change since the migration
+# (version 0). No foreign key: the count outlives its stream, so that it only grows.
+stream_subscribers_version = sa.Table(
+    "stream_subscribers_version",
+    metadata,
+    sa.Column("stream_id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("version", sa.BigInteger, nullable=False, server_default="0"),
+)
+
 custom_profile_field = sa.Table(
     "custom_profile_field",
     metadata,

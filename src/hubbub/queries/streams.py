@@ -10,14 +10,22 @@ Visibility follows Zulip 8.0:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
 from hubbub.db.fast import fetch_rows, named
-from hubbub.db.tables import default_stream, recipient, stream, subscription, user_profile
+from hubbub.db.tables import (
+    default_stream,
+    realm_people_version,
+    recipient,
+    stream,
+    stream_subscribers_version,
+    subscription,
+    user_profile,
+)
 from hubbub.errors import JsonableError, StreamDoesNotExistError
 from hubbub.models import Stream, Subscription, User
 from hubbub.permissions import Policy
@@ -38,8 +46,24 @@ _STREAM_RECIPIENT = (
     .scalar_subquery()
     .label("recipient_id")
 )
-_SEND_STREAM_BY_ID = _STREAM_BY_ID.add_columns(_STREAM_RECIPIENT)
-_SEND_STREAM_BY_NAME = _STREAM_BY_NAME.add_columns(_STREAM_RECIPIENT)
+# And the counts that say whether the subscribers a process keeps are still current
+# (``queries/kept_subscribers.py``): the stream's subscriber changes and the realm's
+# people's (a user deactivated leaves every stream's subscribers). 0 without a row.
+_SUBSCRIBERS_VERSION = sa.func.coalesce(
+    sa.select(stream_subscribers_version.c.version)
+    .where(stream_subscribers_version.c.stream_id == stream.c.id)
+    .scalar_subquery(),
+    0,
+).label("subscribers_version")
+_PEOPLE_VERSION = sa.func.coalesce(
+    sa.select(realm_people_version.c.version)
+    .where(realm_people_version.c.realm_id == stream.c.realm_id)
+    .scalar_subquery(),
+    0,
+).label("people_version")
+_SEND_STREAM_COLUMNS = (_STREAM_RECIPIENT, _SUBSCRIBERS_VERSION, _PEOPLE_VERSION)
+_SEND_STREAM_BY_ID = _STREAM_BY_ID.add_columns(*_SEND_STREAM_COLUMNS)
+_SEND_STREAM_BY_NAME = _STREAM_BY_NAME.add_columns(*_SEND_STREAM_COLUMNS)
 # Unordered (``get_subscriber_ids`` sorts): ordered by user, SQLite's planner read every
 # subscription of the realm in the order of the (user, stream) index instead of the
 # stream's own, 1.5 ms against 0.16 ms for a 40-member stream on every send.
@@ -73,11 +97,25 @@ async def get_stream_by_name(conn: AsyncConnection, realm_id: int, name: str) ->
     return Stream.from_row(row) if row else None
 
 
-async def get_send_stream(
-    conn: AsyncConnection, realm_id: int, to: int | str
-) -> tuple[Stream, int | None] | None:
-    """The active stream a message goes to (by id, or by case-insensitive name) and its
-    recipient id, if the stream has its recipient row yet."""
+class SubscribersVersion(NamedTuple):
+    """The counts a stream's active subscribers depend on (migrations 0017 and 0020):
+    equal counts, equal subscribers."""
+
+    subscriptions: int
+    people: int
+
+
+class SendStream(NamedTuple):
+    stream: Stream
+    # None until the stream's first message creates the row.
+    recipient_id: int | None
+    # What the stream's active subscribers are as of this read (``KeptSubscribers``).
+    subscribers_version: SubscribersVersion
+
+
+async def get_send_stream(conn: AsyncConnection, realm_id: int, to: int | str) -> SendStream | None:
+    """The active stream a message goes to (by id, or by case-insensitive name), its
+    recipient id and its subscribers' version, in one statement."""
     if isinstance(to, int):
         params: dict[str, Any] = {"realm_id": realm_id, "stream_id": to}
         rows = await fetch_rows(conn, _SEND_STREAM_BY_ID, params)
@@ -87,7 +125,8 @@ async def get_send_stream(
     if not rows:
         return None
     row = named(rows[0])  # once: on SQLite each call builds the mapping
-    return Stream.from_row(row), row["recipient_id"]
+    version = SubscribersVersion(int(row["subscribers_version"]), int(row["people_version"]))
+    return SendStream(Stream.from_row(row), row["recipient_id"], version)
 
 
 async def list_streams(conn: AsyncConnection, realm_id: int) -> list[Stream]:

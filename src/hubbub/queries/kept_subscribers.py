@@ -1,0 +1,47 @@
+"""Each stream's active subscribers kept per process, read again only when they change.
+
+A send to a stream needs its active subscribers (who get the message), and on SQLite it
+reads them holding the single writer: 21-29 % of ``check_send_message``'s samples in the
+send flood, most of it the 1,000 rows of the biggest streams (docs/performance.md,
+*A stream's subscribers kept*). A process keeps what it last read of a stream with the
+two counts those subscribers depend on: the stream's subscriber changes, counted by the
+triggers of migration 0020, and the realm's people version (0017: a user deactivated
+stops being a subscriber that counts). The send reads both counts in the statement that
+reads its stream (``get_send_stream``), in its own transaction: equal counts mean that
+the kept subscribers are exactly what that transaction would read, whichever worker or
+command wrote last, since the database counts every change itself.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.queries.streams import SubscribersVersion, get_subscriber_ids
+
+# Streams kept at most; past it the one kept first goes, used lately or not (a realm has
+# ~100 streams; many realms on one server must not grow the process without bound).
+MAX_KEPT_STREAMS = 4096
+
+
+class KeptSubscribers:
+    """Each stream's active subscribers (active users), in id order, as this process last
+    read them, with their ``SubscribersVersion``."""
+
+    def __init__(self, max_streams: int = MAX_KEPT_STREAMS) -> None:
+        self._kept: dict[int, tuple[SubscribersVersion, tuple[int, ...]]] = {}
+        self._max_streams = max_streams
+
+    async def active_ids(
+        self, conn: AsyncConnection, stream_id: int, version: SubscribersVersion
+    ) -> tuple[int, ...]:
+        """``get_subscriber_ids(conn, [stream_id])[stream_id]``, given the stream's
+        ``version`` as read in ``conn``'s transaction."""
+        kept = self._kept.get(stream_id)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        ids = tuple((await get_subscriber_ids(conn, [stream_id]))[stream_id])
+        self._kept.pop(stream_id, None)
+        if len(self._kept) >= self._max_streams:
+            del self._kept[next(iter(self._kept))]
+        self._kept[stream_id] = (version, ids)
+        return ids
