@@ -23,6 +23,7 @@ from hubbub.actions.users import check_create_user
 from hubbub.app import create_app
 from hubbub.clock import Clock
 from hubbub.db.dialects import user_message_tables
+from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 from hubbub.models import Realm, Role, Stream, User
 from hubbub.queries.streams import get_stream_by_name
@@ -205,6 +206,16 @@ class TestEnv:
             fresh = await get_user_by_id(conn, user.realm_id, user.id)
         assert fresh is not None
         return fresh
+
+    async def write_elsewhere(self, statement: sa.Executable) -> None:
+        """``statement`` written by a connection of its own (a database handle of its own),
+        as a command or another worker would write it."""
+        other = Database(self.services.settings.database_url)
+        try:
+            async with other.write() as conn:
+                await conn.execute(statement)
+        finally:
+            await other.dispose()
 
     def client(self, user: str | User | None = None, **kwargs: Any) -> ApiClient:
         if isinstance(user, str):

@@ -374,19 +374,23 @@ def test_serve_on_a_taken_port(tmp_path: Path) -> None:
     assert "in use" in line, line
 
 
-def test_serve_with_an_unreachable_database(tmp_path: Path) -> None:
+def _refused_serve(tmp_path: Path, *options: str) -> str:
+    """The one-line error of ``hubbub serve`` with ``options`` on a free port."""
     result = run_hubbub(
         "serve",
+        *options,
         "--port",
         str(free_port()),
         "--data-dir",
         str(tmp_path / "data"),
-        "--database-url",
-        "postgresql://postgres@127.0.0.1:1/nope",
         cwd=tmp_path,
         timeout=QUICK_TIMEOUT,
     )
-    line = assert_one_line_error(result)
+    return assert_one_line_error(result)
+
+
+def test_serve_with_an_unreachable_database(tmp_path: Path) -> None:
+    line = _refused_serve(tmp_path, "--database-url", "postgresql://postgres@127.0.0.1:1/nope")
     assert "cannot connect to the database" in line, line
     assert "127.0.0.1:1" in line, line
 
@@ -395,34 +399,12 @@ def test_serve_refuses_an_in_memory_database(tmp_path: Path) -> None:
     # It would lose every acknowledged message at exit; it used to fail with a traceback
     # from SQLAlchemy's pool.
     for url in ("sqlite:///:memory:", "sqlite://"):
-        result = run_hubbub(
-            "serve",
-            "--port",
-            str(free_port()),
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--database-url",
-            url,
-            cwd=tmp_path,
-            timeout=QUICK_TIMEOUT,
-        )
-        line = assert_one_line_error(result)
+        line = _refused_serve(tmp_path, "--database-url", url)
         assert "unsupported database URL" in line and "database file" in line, line
 
 
 def test_serve_refuses_workers_on_sqlite(tmp_path: Path) -> None:
-    result = run_hubbub(
-        "serve",
-        "--workers",
-        "2",
-        "--port",
-        str(free_port()),
-        "--data-dir",
-        str(tmp_path / "data"),
-        cwd=tmp_path,
-        timeout=QUICK_TIMEOUT,
-    )
-    line = assert_one_line_error(result)
+    line = _refused_serve(tmp_path, "--workers", "2")
     assert "--workers" in line and "PostgreSQL" in line and "SQLite" in line, line
 
 

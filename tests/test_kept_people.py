@@ -44,16 +44,6 @@ async def _version(db: Database, realm_id: int) -> int:
         return await get_people_version(conn, realm_id)
 
 
-async def _elsewhere(env: TestEnv, statement: sa.Executable) -> None:
-    """``statement`` written by a connection of its own, as a command or another worker."""
-    other = Database(env.services.settings.database_url)
-    try:
-        async with other.write() as conn:
-            await conn.execute(statement)
-    finally:
-        await other.dispose()
-
-
 async def test_triggers_count_every_change_of_a_realms_people(env: TestEnv) -> None:
     db, realm_id = env.services.db, env.realm.id
     other = await env.create_realm("elsinore", "Elsinore")
@@ -71,8 +61,7 @@ async def test_triggers_count_every_change_of_a_realms_people(env: TestEnv) -> N
     assert await _version(db, realm_id) > 0
     assert (
         await counted(
-            lambda: _elsewhere(
-                env,
+            lambda: env.write_elsewhere(
                 sa.update(user_profile)
                 .where(user_profile.c.realm_id == realm_id)
                 .values(timezone="Europe/Copenhagen"),
@@ -107,7 +96,9 @@ async def test_triggers_count_every_change_of_a_realms_people(env: TestEnv) -> N
     assert await counted(lambda: owner.delete(f"/user_groups/{group}")) >= 1
     assert (
         await counted(
-            lambda: _elsewhere(env, sa.delete(user_profile).where(user_profile.c.id == laertes.id))
+            lambda: env.write_elsewhere(
+                sa.delete(user_profile).where(user_profile.c.id == laertes.id)
+            )
         )
         >= 1
     )
@@ -150,8 +141,8 @@ async def test_kept_people_are_read_again_only_after_a_change(
     assert (reads.users, reads.groups) == (2, 2)
     # A group renamed by another connection.
     full_members = next(g for g in await _groups(env) if g["name"] == "role:fullmembers")["id"]
-    await _elsewhere(
-        env, sa.update(user_group).where(user_group.c.id == full_members).values(description="x")
+    await env.write_elsewhere(
+        sa.update(user_group).where(user_group.c.id == full_members).values(description="x")
     )
     await current()
     assert (reads.users, reads.groups) == (3, 3)
@@ -191,8 +182,7 @@ async def test_endpoints_show_a_change_made_elsewhere(env: TestEnv) -> None:
     assert "Iago" in before_register and "Iago" in before_users
     iago = env.users["iago"].id
     assert iago in before_groups["role:administrators"]
-    await _elsewhere(
-        env,
+    await env.write_elsewhere(
         sa.update(user_profile)
         .where(user_profile.c.email == "iago@example.com")
         .values(full_name="Honest Iago"),
@@ -244,14 +234,12 @@ async def test_message_pages_name_users_from_kept_people(
     first = await page()
     assert first[stream_id]["sender_full_name"] == "Iago"
     assert names(first[direct_id]) == {"Iago", "Hamlet", "Othello"}
-    await _elsewhere(
-        env,
+    await env.write_elsewhere(
         sa.update(user_profile)
         .where(user_profile.c.email == "othello@example.com")
         .values(full_name="The Moor"),
     )
-    await _elsewhere(
-        env,
+    await env.write_elsewhere(
         sa.update(user_profile)
         .where(user_profile.c.email == "iago@example.com")
         .values(full_name="Honest Iago"),

@@ -11,7 +11,6 @@ import orjson
 import pytest
 import sqlalchemy as sa
 
-from hubbub.db.engine import Database
 from hubbub.db.tables import stream_subscribers_version, subscription
 from hubbub.queries import kept_subscribers as kept_module
 from hubbub.queries.kept_subscribers import KeptSubscribers
@@ -28,16 +27,6 @@ async def _version(env: TestEnv, stream_id: int) -> int:
             )
         )
         return int(found.scalar() or 0)
-
-
-async def _elsewhere(env: TestEnv, statement: sa.Executable) -> None:
-    """``statement`` written by a connection of its own, as a command or another worker."""
-    other = Database(env.services.settings.database_url)
-    try:
-        async with other.write() as conn:
-            await conn.execute(statement)
-    finally:
-        await other.dispose()
 
 
 def _subscription_of(user_id: int, stream_id: int) -> Any:
@@ -87,16 +76,18 @@ async def test_triggers_count_every_change_of_who_is_subscribed(env: TestEnv) ->
     # Written by another connection, as a command or another worker would.
     iago_row = _subscription_of(users["iago"].id, denmark.id)
     deactivate = sa.update(subscription).where(iago_row).values(active=False)
-    assert await counted(lambda: _elsewhere(env, deactivate)) == 1
+    assert await counted(lambda: env.write_elsewhere(deactivate)) == 1
     # An UPDATE that names ``active`` without changing it counts nothing.
-    assert await counted(lambda: _elsewhere(env, deactivate)) == 0
+    assert await counted(lambda: env.write_elsewhere(deactivate)) == 0
     # A row moved to another stream changes both.
     before_verona = await _version(env, verona.id)
     move = sa.update(subscription).where(iago_row).values(stream_id=verona.id)
-    assert await counted(lambda: _elsewhere(env, move)) == 1
+    assert await counted(lambda: env.write_elsewhere(move)) == 1
     assert await _version(env, verona.id) == before_verona + 1
     othello_row = _subscription_of(users["othello"].id, denmark.id)
-    assert await counted(lambda: _elsewhere(env, sa.delete(subscription).where(othello_row))) == 1
+    assert (
+        await counted(lambda: env.write_elsewhere(sa.delete(subscription).where(othello_row))) == 1
+    )
     assert await _version(env, verona.id) == verona_start + 1  # only the moved row
 
 
@@ -150,7 +141,7 @@ async def test_a_sends_subscribers_are_read_again_only_after_a_change(
     assert reads.count == 2
     # Unsubscribed by another connection.
     othello_row = _subscription_of(users["othello"].id, denmark.id)
-    await _elsewhere(env, sa.update(subscription).where(othello_row).values(active=False))
+    await env.write_elsewhere(sa.update(subscription).where(othello_row).values(active=False))
     assert await recipients() == {"hamlet", "iago", "shiva"}
     assert reads.count == 3
     # A subscriber deactivated (the realm's people version): no longer a recipient.
