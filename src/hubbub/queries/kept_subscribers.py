@@ -10,6 +10,12 @@ stops being a subscriber that counts). The send reads both counts in the stateme
 reads its stream (``get_send_stream``), in its own transaction: equal counts mean that
 the kept subscribers are exactly what that transaction would read, whichever worker or
 command wrote last, since the database counts every change itself.
+
+One limit: on PostgreSQL the triggers count at the COMMIT (deferred, as 0017's), so a
+transaction's own uncommitted changes of who is subscribed are not yet counted within
+it. No transaction both changes a stream's subscriptions and sends to it (a send, a
+scheduled message and a typing notification each have their own); one that did would
+have to read the subscribers itself.
 """
 
 from __future__ import annotations
