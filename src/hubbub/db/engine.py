@@ -62,13 +62,13 @@ class Database:
             hubbub_write=True
         )
         self._write_lock = WriterLock() if self.dialect.SERIALIZE_WRITES else None
-        self._closes_inline: bool = self.dialect.closes_inline(self.url)
+        self._closes_inline: bool = self.dialect.CLOSES_INLINE
         # Whether ``checkpoint`` ran: this process is the one that checkpoints.
         self._owns_checkpoints = False
         # SQLite's readers stay open between read transactions (``db/kept_readers.py``),
         # as many as its pool allows.
         self.kept_readers: KeptReaders | None = None
-        if self.is_sqlite and self._closes_inline:
+        if self.is_sqlite:
             pool = self.dialect.ENGINE_KWARGS
             self.kept_readers = KeptReaders(
                 self.read_engine, pool["pool_size"] + pool["max_overflow"], pool["pool_timeout"]
@@ -139,7 +139,7 @@ class Database:
         ``db/kept_readers.py``).
 
         SQLAlchemy closes a connection in a task of its own, so that a cancelled caller
-        cannot abandon the close half-way. On SQLite (``closes_inline``), once its
+        cannot abandon the close half-way. On SQLite (``CLOSES_INLINE``), once its
         transaction has ended, a connection's close runs in the loop's thread (the writer
         has no reset on return; a reader's reset, a ROLLBACK, is inline) and never
         suspends, so nothing can interrupt it: it runs directly. Any other connection

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.queries.kept import KeptByVersion
 from hubbub.queries.streams import SubscribersVersion, get_subscriber_ids
 
 # Streams kept at most; past it the one kept first goes, used lately or not (a realm has
@@ -34,20 +35,17 @@ class KeptSubscribers:
     read them, with their ``SubscribersVersion``."""
 
     def __init__(self, max_streams: int = MAX_KEPT_STREAMS) -> None:
-        self._kept: dict[int, tuple[SubscribersVersion, tuple[int, ...]]] = {}
-        self._max_streams = max_streams
+        self._kept: KeptByVersion[int, SubscribersVersion, tuple[int, ...]] = KeptByVersion(
+            max_streams
+        )
 
     async def active_ids(
         self, conn: AsyncConnection, stream_id: int, version: SubscribersVersion
     ) -> tuple[int, ...]:
         """``get_subscriber_ids(conn, [stream_id])[stream_id]``, given the stream's
         ``version`` as read in ``conn``'s transaction."""
-        kept = self._kept.get(stream_id)
-        if kept is not None and kept[0] == version:
-            return kept[1]
-        ids = tuple((await get_subscriber_ids(conn, [stream_id]))[stream_id])
-        self._kept.pop(stream_id, None)
-        if len(self._kept) >= self._max_streams:
-            del self._kept[next(iter(self._kept))]
-        self._kept[stream_id] = (version, ids)
-        return ids
+
+        async def read() -> tuple[int, ...]:
+            return tuple((await get_subscriber_ids(conn, [stream_id]))[stream_id])
+
+        return await self._kept.get(stream_id, version, read)

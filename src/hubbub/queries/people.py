@@ -13,9 +13,9 @@ worker or command wrote last: no write can forget to count, since the database c
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -23,10 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub.db.fast import fetch_value
 from hubbub.db.tables import realm_people_version
 from hubbub.models import User
+from hubbub.queries.kept import KeptByVersion
 from hubbub.queries.user_groups import get_user_group_dicts
 from hubbub.queries.users import list_users
-
-T = TypeVar("T")
 
 _VERSION = sa.select(realm_people_version.c.version).where(
     realm_people_version.c.realm_id == sa.bindparam("realm_id")
@@ -50,8 +49,9 @@ class KeptPeople:
     """Each realm's users and groups as this process last read them, with the version."""
 
     def __init__(self) -> None:
-        self._users: dict[int, tuple[int, _Users]] = {}
-        self._groups: dict[int, tuple[int, tuple[dict[str, Any], ...]]] = {}
+        # By realm id (a server holds few realms: no bound).
+        self._users: KeptByVersion[int, int, _Users] = KeptByVersion()
+        self._groups: KeptByVersion[int, int, tuple[dict[str, Any], ...]] = KeptByVersion()
 
     async def users(self, conn: AsyncConnection, realm_id: int) -> list[User]:
         """``list_users(conn, realm_id)``; the list is the caller's own."""
@@ -65,13 +65,15 @@ class KeptPeople:
         return (await self._kept_users(conn, realm_id)).by_id
 
     async def _kept_users(self, conn: AsyncConnection, realm_id: int) -> _Users:
-        return await _kept(conn, realm_id, self._users, lambda: _users(conn, realm_id))
+        version = await get_people_version(conn, realm_id)
+        return await self._users.get(realm_id, version, lambda: _users(conn, realm_id))
 
     async def groups(self, conn: AsyncConnection, realm_id: int) -> list[dict[str, Any]]:
         """``get_user_group_dicts(conn, realm_id)``; the list and each group's dict are the
         caller's own (``/register`` applies events to them), the member lists shared: no
         caller changes a list in place."""
-        kept = await _kept(conn, realm_id, self._groups, lambda: _groups(conn, realm_id))
+        version = await get_people_version(conn, realm_id)
+        kept = await self._groups.get(realm_id, version, lambda: _groups(conn, realm_id))
         return [dict(group) for group in kept]
 
 
@@ -82,18 +84,3 @@ async def _users(conn: AsyncConnection, realm_id: int) -> _Users:
 
 async def _groups(conn: AsyncConnection, realm_id: int) -> tuple[dict[str, Any], ...]:
     return tuple(await get_user_group_dicts(conn, realm_id))
-
-
-async def _kept(
-    conn: AsyncConnection,
-    realm_id: int,
-    held: dict[int, tuple[int, T]],
-    read: Callable[[], Awaitable[T]],
-) -> T:
-    version = await get_people_version(conn, realm_id)
-    kept = held.get(realm_id)
-    if kept is not None and kept[0] == version:
-        return kept[1]
-    value = await read()
-    held[realm_id] = (version, value)
-    return value

@@ -64,9 +64,9 @@ def _check_open(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
         raise sa_exc.DisconnectionError("the connection was closed by the server")
 
 
-def closes_inline(url: str) -> bool:
-    """Never: asyncpg's connection resets itself on return to the pool, over the network."""
-    return False
+# Closing a connection suspends: asyncpg's resets itself on return to the pool, over the
+# network.
+CLOSES_INLINE = False
 
 
 def create_write_engine(url: str) -> AsyncEngine | None:

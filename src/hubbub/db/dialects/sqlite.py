@@ -122,6 +122,10 @@ INLINE_COMMIT_MAX_CHANGES = 100
 # by the next big send; SQLite's default 2 MB cache let them go and the insert of 1,000
 # rows read them back from the OS (14 -> 6 ms with 32 MB). Readers keep the default.
 WRITER_CACHE_KIB = 32_768
+# Closing an idle connection never suspends: every engine here makes ``_Connection``s
+# (an in-memory database, whose plain aiosqlite connections would go to their thread for
+# every call, is refused by ``engine.normalize_url``).
+CLOSES_INLINE = True
 
 
 def install(engine: AsyncEngine, *, writer: bool = False) -> None:
@@ -434,15 +438,6 @@ def _engine(url: str, connection_class: type[_Connection], **pool: Any) -> Async
     return engine
 
 
-def closes_inline(url: str) -> bool:
-    """Whether closing an idle connection of ``url``'s engines never suspends: always,
-    their connections are ``_Connection``s (an in-memory database, whose plain aiosqlite
-    connections would go to their thread for every call, is refused by
-    ``engine.normalize_url``)."""
-    del url
-    return True
-
-
 def create_engine(url: str) -> AsyncEngine:
     """The engine of reads."""
     return _engine(url, _Connection, **ENGINE_KWARGS)
@@ -537,8 +532,7 @@ async def checkpoint(url: str, write_lock: WriterLock | None) -> int:
     PASSIVE: it waits for no reader or writer, copying what it can; SQLite starts the WAL
     over once a checkpoint has copied all of it."""
     path = make_url(url).database
-    if not path:
-        return 0
+    assert path, "an in-memory database is refused by engine.normalize_url"
     frames = await _checkpoint_pass(path)
     if write_lock is not None and frames >= CHECKPOINT_RESTART_FRAMES:
         try:
