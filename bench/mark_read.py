@@ -257,7 +257,8 @@ async def insert_rows(
             await conn.execute(sa.text("SELECT 1"))  # opens the transaction
             raw = (await conn.get_raw_connection()).driver_connection
             assert raw is not None
-            for table, rows in ((message, msg_rows), (user_message, um_rows)):
+            settled = user_message_settled(conn)  # user_message is a view (migration 0021)
+            for table, rows in ((message, msg_rows), (settled, um_rows)):
                 await raw.copy_records_to_table(
                     table.name, records=[tuple(r.values()) for r in rows], columns=list(rows[0])
                 )
@@ -272,7 +273,7 @@ async def analyze(db: Database) -> None:
     async with db.engine.connect() as conn:
         if db.dialect_name == "postgresql":
             conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            await conn.exec_driver_sql("ANALYZE user_message")
+            await conn.exec_driver_sql("ANALYZE user_message_rows")
             await conn.exec_driver_sql("ANALYZE message")
         else:
             await conn.exec_driver_sql("ANALYZE")

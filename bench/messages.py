@@ -74,7 +74,7 @@ from hubbub.actions.message_recipients import (
     stream_recipient_id,
 )
 from hubbub.db.engine import Database
-from hubbub.db.tables import message, stream, user_message, user_message_rows, user_profile
+from hubbub.db.tables import message, stream, user_message_rows, user_profile
 from hubbub.queries.message_dicts import RECIPIENT_PERSONAL
 
 # Zulip's flag bits (DESIGN.md §5).
@@ -378,8 +378,10 @@ class Seeder:
                         await raw.copy_records_to_table(
                             message.name, records=msg_tuples, columns=list(msg_rows[0])
                         )
+                        # user_message is a view (migrations 0019 and 0021): its
+                        # user-major table, as rows settled long ago.
                         await raw.copy_records_to_table(
-                            user_message.name, records=um_rows, columns=UM_COLUMNS
+                            user_message_rows.name, records=um_rows, columns=UM_COLUMNS
                         )
                     else:
                         # The driver's own executemany of tuples: SQLAlchemy's, of dicts,
@@ -387,8 +389,6 @@ class Seeder:
                         await raw.executemany(
                             _insert_sql(message.name, list(msg_rows[0])), msg_tuples
                         )
-                        # SQLite's user_message is a view (migration 0019): its user-major
-                        # table, as rows settled long ago.
                         await raw.executemany(
                             _insert_sql(user_message_rows.name, UM_COLUMNS), um_rows
                         )

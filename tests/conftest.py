@@ -15,7 +15,7 @@ from sqlalchemy.engine import make_url
 
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
-from hubbub.db.tables import metadata
+from hubbub.db.tables import stored_tables
 from hubbub.settings import Settings
 from tests.helpers import TestEnv, running_env
 from tests.push_bouncer import FakeBouncer, running_bouncer, with_bouncer
@@ -59,7 +59,7 @@ def postgres_url() -> Iterator[str | None]:
 async def _truncate_all(url: str) -> None:
     db = Database(url)
     try:
-        names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
+        names = ", ".join(f'"{t.name}"' for t in stored_tables(db.dialect_name))
         async with db.write() as conn:
             await conn.execute(sa.text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
     finally:

@@ -3,18 +3,23 @@ existing database gives its realms their system groups."""
 
 from __future__ import annotations
 
+import os
+import uuid
 import warnings
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy.engine import make_url
 
 from hubbub.db.engine import Database
 from hubbub.db.migrate import alembic_config, upgrade
-from hubbub.db.tables import metadata, sqlite_metadata, user_message
+from hubbub.db.tables import metadata, stored_tables
+from tests.conftest import PG_ENV, _admin_execute
 
 
 def _not_search(obj: Any, name: str | None, type_: str, reflected: bool, other: Any) -> bool:
@@ -38,15 +43,10 @@ def _for_dialect(dialect: str) -> Any:
 
 
 def _declared(dialect: str) -> sa.MetaData:
-    """tables.py's schema as ``dialect`` holds it: on SQLite, ``user_message`` is a view
-    of two tables declared apart (``sqlite_metadata``, migration 0019)."""
-    if dialect != "sqlite":
-        return metadata
+    """tables.py's schema as ``dialect`` holds it: ``user_message`` is a view of two tables
+    declared apart (migrations 0019 and 0021)."""
     declared = sa.MetaData(naming_convention=metadata.naming_convention)
-    for table in metadata.tables.values():
-        if table is not user_message:
-            table.to_metadata(declared)
-    for table in sqlite_metadata.tables.values():
+    for table in stored_tables(dialect):
         table.to_metadata(declared)
     return declared
 
@@ -63,8 +63,8 @@ def _diff(connection: sa.Connection) -> list[Any]:
 
 
 def _user_message_references(connection: sa.Connection) -> list[str]:
-    table = "user_message_rows" if connection.dialect.name == "sqlite" else "user_message"
-    return sorted(fk["referred_table"] for fk in sa.inspect(connection).get_foreign_keys(table))
+    references = sa.inspect(connection).get_foreign_keys("user_message_rows")
+    return sorted(fk["referred_table"] for fk in references)
 
 
 def _user_statistics_target(connection: sa.Connection) -> int | None:
@@ -73,7 +73,7 @@ def _user_statistics_target(connection: sa.Connection) -> int | None:
         return None
     query = sa.text(
         "SELECT attstattarget FROM pg_attribute "
-        "WHERE attrelid = 'user_message'::regclass AND attname = 'user_profile_id'"
+        "WHERE attrelid = 'user_message_rows'::regclass AND attname = 'user_profile_id'"
     )
     return int(connection.execute(query).scalar_one())
 
@@ -282,3 +282,70 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_sqlite(
         ) == sorted(stats_before)
     finally:
         await db.dispose()
+
+
+async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_postgresql() -> None:
+    """Migration 0021: PostgreSQL's user_message table is renamed user_message_rows, with
+    its rows and indexes, beside an empty user_message_staged, and user_message reads
+    both; downgrading moves the staged rows back into the table."""
+    base = os.environ.get(PG_ENV)
+    if not base:
+        pytest.skip(f"PostgreSQL variant: set {PG_ENV} to run it")
+    name = f"hubbub_migrate_{uuid.uuid4().hex[:12]}"
+    await _admin_execute(base, f'CREATE DATABASE "{name}"')
+    db = Database(make_url(base).set(database=name).render_as_string(hide_password=False))
+    rows = [(1, 10, 0), (1, 11, 1), (2, 10, 2048 | 2)]
+
+    async def run(statement: str, params: Any = None) -> list[tuple[Any, ...]]:
+        async with db.write() as conn:
+            result = await conn.execute(sa.text(statement), params)
+            return [tuple(r) for r in result] if result.returns_rows else []
+
+    async def to(revision: str) -> None:
+        async with db.write() as conn:
+            await conn.run_sync(lambda c: command.downgrade(alembic_config(c), revision))
+        await db.dispose()
+
+    def kinds() -> str:
+        return (
+            "SELECT relname, relkind::text FROM pg_class WHERE relname LIKE 'user_message%'"
+            " AND relkind IN ('r', 'v') ORDER BY relname"
+        )
+
+    def indexes(table: str) -> str:
+        return f"SELECT indexname FROM pg_indexes WHERE tablename = '{table}' ORDER BY 1"
+
+    try:
+        async with db.write() as conn:
+            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0020"))
+        await db.dispose()
+        for statement in _OLD_REALM:
+            await run(statement)
+        await run(
+            "INSERT INTO user_message VALUES (:u, :m, :f)",
+            [dict(zip("umf", r, strict=True)) for r in rows],
+        )
+        old_indexes = await run(indexes("user_message"))
+        await upgrade(db)
+        await db.dispose()
+        assert await run(kinds()) == [
+            ("user_message", "v"),
+            ("user_message_rows", "r"),
+            ("user_message_staged", "r"),
+        ]
+        assert await run("SELECT * FROM user_message_rows ORDER BY 1, 2") == rows
+        assert await run(indexes("user_message_rows")) == old_indexes
+        staged = [(12, 1, 0), (12, 2, 1)]
+        await run(
+            "INSERT INTO user_message_staged VALUES (:m, :u, :f)",
+            [dict(zip("muf", r, strict=True)) for r in staged],
+        )
+        everything = sorted(rows + [(u, m, f) for m, u, f in staged])
+        assert await run("SELECT * FROM user_message ORDER BY 1, 2") == everything
+        await to("0020")
+        assert await run(kinds()) == [("user_message", "r")]
+        assert await run("SELECT * FROM user_message ORDER BY 1, 2") == everything
+        assert await run(indexes("user_message")) == old_indexes
+    finally:
+        await db.dispose()
+        await _admin_execute(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

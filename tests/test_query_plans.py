@@ -2,8 +2,8 @@
 the login lookup by email across realms (migration 0013), a send's subscribers (by the
 stream's index, unordered) and its realm's alert words (migration 0014); /register's
 unread rows with their flags from the unread index (PostgreSQL, migration 0015) or the
-user's range of the table and of the staged rows' user index (SQLite, migrations 0016 and
-0019); a SQLite search's matches among the user's rows by the tables' keys."""
+user's range of the table (SQLite, migration 0016), and from the staged rows' user index
+(migrations 0019 and 0021); a SQLite search's matches among the user's rows by the tables' keys."""
 
 from __future__ import annotations
 
@@ -138,7 +138,10 @@ async def test_hot_statements_search_indexes(database_url: str) -> None:
         own_index = "USING COVERING INDEX ix_user_message_staged_user (user_profile_id=?)"
         assert f"SEARCH user_message {own_index}" in unread, unread
     else:
+        # The view's two tables (migration 0021): the unread index, and the staged rows'
+        # user index.
         assert "ix_user_message_unread" in unread, unread
+        assert "ix_user_message_staged_user" in unread, unread
     # A flag change (one statement built once, its ids one argument) finds each of the
     # user's rows by key, in each table that holds them: not every row of the messages
     # (the message index) nor every row of the user.

@@ -1,9 +1,8 @@
-"""SQLite's staged user_message rows (migration 0019, ``db/dialects/sqlite_staged.py``): a
-send's rows wait in ``user_message_staged`` until the server moves them into
-``user_message_rows``; reads see both through the ``user_message`` view, and every write
-reaches a row wherever it is. The behaviour tests run on both databases (PostgreSQL has
-one table); what is staged where is checked on SQLite, and the move's own tests run on
-SQLite alone."""
+"""Staged user_message rows (migrations 0019 and 0021, ``db/dialects/sqlite_staged.py``
+and ``postgresql.py``): a send's rows wait in ``user_message_staged`` until the server
+moves them into ``user_message_rows``; reads see both through the ``user_message`` view,
+and every write reaches a row wherever it is. On both databases, but for SQLite's own
+ways of moving (its writer's thread and lock) and of reading (a statement per table)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from hubbub.db.dialects import sqlite, sqlite_staged
+from hubbub.db.dialects import STAGED_USERS, postgresql, sqlite, sqlite_staged
 from hubbub.db.tables import user_message
 from hubbub.queries.messages import HISTORICAL, READ, STARRED
 from hubbub.workers.periodic import start_background_jobs
@@ -26,7 +25,7 @@ from tests.messages_helpers import message_flags, send_stream_message
 
 
 async def _where(env: TestEnv, message_id: int) -> dict[str, int]:
-    """How many of the message's rows each of SQLite's tables holds."""
+    """How many of the message's rows each table holds."""
     counts = {}
     async with env.services.db.read() as conn:
         for table in ("user_message_rows", "user_message_staged"):
@@ -62,17 +61,20 @@ def _sqlite(env: TestEnv) -> bool:
     return env.services.db.is_sqlite
 
 
+def _mover(env: TestEnv) -> Any:
+    """The module that moves staged rows on the test's database."""
+    return sqlite_staged if _sqlite(env) else postgresql
+
+
 async def test_a_send_is_staged_and_settled_with_its_flags(env: TestEnv) -> None:
     for name in ("hamlet", "othello", "iago"):
         await env.subscribe(name, "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "hi @**Othello**")
     before = await message_flags(env, mid)
     state = await register(env, env.users["othello"])
-    if _sqlite(env):
-        assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 3}
-    assert await _settle(env) == (3 if _sqlite(env) else 0)
-    if _sqlite(env):
-        assert await _where(env, mid) == {"user_message_rows": 3, "user_message_staged": 0}
+    assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 3}
+    assert await _settle(env) == 3
+    assert await _where(env, mid) == {"user_message_rows": 3, "user_message_staged": 0}
     # Reads see the same rows, flags and unread state before and after.
     assert await message_flags(env, mid) == before
     assert await _flags(env, "othello", mid) == ["mentioned"]
@@ -84,7 +86,7 @@ async def test_a_send_is_staged_and_settled_with_its_flags(env: TestEnv) -> None
 
 async def _settled_and_staged(env: TestEnv) -> tuple[int, int]:
     """Two messages from hamlet to othello in Denmark: the first's rows moved into
-    user_message_rows (on SQLite), the second's staged."""
+    user_message_rows, the second's staged."""
     for name in ("hamlet", "othello"):
         await env.subscribe(name, "Denmark")
     settled = await send_stream_message(env, "hamlet", "Denmark", "one")
@@ -133,8 +135,7 @@ async def test_deleting_a_message_deletes_its_rows_in_both_tables(env: TestEnv) 
     for mid in (settled, staged):
         assert_success(await env.client("iago").delete(f"/messages/{mid}"))
         assert await _pairs(env, mid) == []
-        if _sqlite(env):
-            assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 0}
+        assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 0}
 
 
 async def test_rows_added_beside_staged_ones_are_not_doubled(env: TestEnv) -> None:
@@ -171,14 +172,13 @@ async def test_rows_added_beside_staged_ones_are_not_doubled(env: TestEnv) -> No
     assert await _pairs(env, mid) == sorted(users[n].id for n in ("hamlet", "othello", "iago"))
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_settling_goes_in_slices_and_leaves_newer_rows(
     env: TestEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in ("hamlet", "othello", "iago", "shiva"):
         await env.subscribe(name, "Denmark")
     first = await send_stream_message(env, "hamlet", "Denmark", "one")
-    monkeypatch.setattr(sqlite_staged, "SETTLE_USERS_PER_TRANSACTION", 1)
+    monkeypatch.setattr(_mover(env), "SETTLE_USERS_PER_TRANSACTION", 1)
     db = env.services.db
     real_write = db.write
     writes = 0
@@ -231,7 +231,6 @@ async def test_a_slice_moves_and_commits_in_one_trip_to_the_writers_thread(
     assert await _where(env, mid) == {"user_message_rows": 4, "user_message_staged": 0}
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_a_row_in_both_tables_is_settled_not_stuck(env: TestEnv) -> None:
     """Should a pair ever be in both tables, the move keeps the staged flags instead of
     failing on the key, which would leave every later row staged."""
@@ -248,14 +247,11 @@ async def test_a_row_in_both_tables_is_settled_not_stuck(env: TestEnv) -> None:
     assert (await message_flags(env, mid))[hamlet] == 0
 
 
-async def test_a_sqlite_server_settles_in_the_background(
+async def test_a_server_settles_in_the_background(
     env: TestEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not _sqlite(env):
-        assert env.services.db.settle_interval is None
-        return
     assert env.services.db.settle_interval == 1.0
-    monkeypatch.setattr(sqlite_staged, "SETTLE_INTERVAL_SECONDS", 0.05)
+    monkeypatch.setattr(_mover(env), "SETTLE_INTERVAL_SECONDS", 0.05)
     monkeypatch.setattr(env.services.db.dialect, "SETTLE_INTERVAL_SECONDS", 0.05)
     await env.subscribe("hamlet", "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "one")
@@ -307,9 +303,8 @@ async def test_reads_put_settled_and_staged_rows_together(env: TestEnv) -> None:
             "/messages/flags", {"messages": [early, *old[:2]], "op": "add", "flag": "read"}
         )
     )
-    if _sqlite(env):
-        assert await _where(env, old[0]) == {"user_message_rows": 3, "user_message_staged": 0}
-        assert await _where(env, new[0]) == {"user_message_rows": 0, "user_message_staged": 3}
+    assert await _where(env, old[0]) == {"user_message_rows": 3, "user_message_staged": 0}
+    assert await _where(env, new[0]) == {"user_message_rows": 0, "user_message_staged": 3}
     # A page across both tables, newest first and oldest first, in id order.
     denmark = [{"operator": "stream", "operand": "Denmark"}]
     everything = old + new
@@ -484,3 +479,67 @@ async def test_a_sends_message_and_rows_skip_sqlalchemys_execution(env: TestEnv)
             await sqlite.insert_message(conn, values, {env.users["hamlet"].id: 0})
     async with env.services.db.read() as conn:
         assert (await conn.execute(count)).scalar_one() == before  # it left nothing
+
+
+@asynccontextmanager
+async def _moving(env: TestEnv) -> AsyncIterator[None]:
+    """PostgreSQL: every staged row taken by a move that has not committed yet (another
+    worker's, say); it commits when the block ends."""
+    async with env.services.db.engine.connect() as conn, conn.begin():
+        users = [row[0] for row in await conn.exec_driver_sql(STAGED_USERS)]
+        moving = await conn.exec_driver_sql(
+            postgresql._MOVE_USERS, (users[0], users[-1], 2**31 - 1)
+        )
+        assert moving.rowcount > 0
+        yield
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_a_flag_change_during_a_move_reaches_the_moved_row(env: TestEnv) -> None:
+    """The flag change's statement over the staged table waits for the move, skips the
+    row it took, and the next statement, over the moved rows, changes it: run over the
+    moved rows first, it would have found the row in neither table."""
+    for name in ("hamlet", "othello"):
+        await env.subscribe(name, "Denmark")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "one")
+    change = {"messages": [mid], "op": "add", "flag": "starred"}
+    async with _moving(env):
+        starring = asyncio.create_task(env.client("othello").post("/messages/flags", change))
+        await asyncio.sleep(0.3)
+        assert not starring.done()  # waiting for the move's row lock
+    body = assert_success(await starring)
+    assert body["messages"] == [mid]
+    assert await _where(env, mid) == {"user_message_rows": 2, "user_message_staged": 0}
+    assert await _flags(env, "othello", mid) == ["starred"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_a_deletion_during_a_move_deletes_the_moved_rows(env: TestEnv) -> None:
+    for name in ("hamlet", "othello"):
+        await env.subscribe(name, "Denmark")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "one")
+    async with _moving(env):
+        deleting = asyncio.create_task(env.client("iago").delete(f"/messages/{mid}"))
+        await asyncio.sleep(0.3)
+        assert not deleting.done()
+    assert_success(await deleting)
+    assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 0}
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_one_worker_at_a_time_moves_the_staged_rows(env: TestEnv) -> None:
+    """While a worker holds the move's advisory lock, another's move does nothing."""
+    await env.subscribe("hamlet", "Denmark")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "one")
+    async with env.services.db.engine.connect() as other_worker:
+        await other_worker.exec_driver_sql(
+            "SELECT pg_advisory_lock($1)", (postgresql._SETTLE_LOCK,)
+        )
+        assert await _settle(env) == 0
+        assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 1}
+        await other_worker.exec_driver_sql(
+            "SELECT pg_advisory_unlock($1)", (postgresql._SETTLE_LOCK,)
+        )
+        await other_worker.commit()
+    assert await _settle(env) == 1
+    assert await _where(env, mid) == {"user_message_rows": 1, "user_message_staged": 0}

@@ -512,31 +512,40 @@ user_message = sa.Table(
     sqlite_with_rowid=False,
 )
 
-# SQLite only (migration 0019): there ``user_message`` is a view of two tables, the rows
-# of ``user_message_rows`` (keyed user-major as above) and those of ``user_message_staged``
-# (keyed message-major). A send's rows go into the staged table: a send to 1,000
-# subscribers appends to its few last pages instead of writing one leaf of each
-# recipient's range (~1,000 pages, ~4 MB of WAL, most of the single writer's hold of a
-# big send). A background job moves them into ``user_message_rows`` every second, in
-# slices of users, so that each recipient's leaf is written once for all of the second's
-# messages (``sqlite.settle_staged``). Reads name ``user_message`` and see both; writes
-# name the tables (``dialects.user_message_tables``): a view takes no UPDATE or DELETE.
-# PostgreSQL's ``user_message`` is the table itself.
+# On SQLite (migration 0019) and PostgreSQL (migration 0021) ``user_message`` is a view of
+# two tables, the rows of ``user_message_rows`` (keyed user-major as above) and those of
+# ``user_message_staged`` (keyed message-major). A send's rows go into the staged table: a
+# send to 1,000 subscribers appends to its few last pages instead of writing one leaf of
+# each recipient's range of every user-major index (SQLite: ~1,000 pages, ~4 MB of WAL,
+# most of the single writer's hold of a big send; PostgreSQL: 13-16 ms of its time). A
+# background job moves them into ``user_message_rows`` every second, in slices of users,
+# so that each recipient's leaf is written once for all of the second's messages
+# (``sqlite_staged.settle_staged``, ``postgresql.settle_staged``). Reads name
+# ``user_message`` and see both; writes name the tables (``dialects.user_message_tables``):
+# a view takes no UPDATE or DELETE. ``user_message`` above declares the columns that
+# reads name, and the schema the rows table was renamed from.
 sqlite_metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+postgresql_metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
-# user_message as migration 0019 renamed it: its columns, key, foreign keys and indexes
-# (their names kept: a rename keeps them).
+# user_message as the migrations renamed it: its columns, key, foreign keys and indexes
+# (their names kept: a rename keeps them). The copy drops ``ddl_if``, so SQLite's copy
+# leaves out PostgreSQL's unread index and PostgreSQL's the foreign keys.
 user_message_rows = user_message.to_metadata(sqlite_metadata, name="user_message_rows")
-# Less PostgreSQL's unread index (the copy drops ``ddl_if``).
 user_message_rows.indexes -= {
     i for i in user_message_rows.indexes if i.name == "ix_user_message_unread"
 }
+_postgresql_rows = user_message.to_metadata(postgresql_metadata, name="user_message_rows")
+for _key in [c for c in _postgresql_rows.constraints if isinstance(c, sa.ForeignKeyConstraint)]:
+    _postgresql_rows.constraints.discard(_key)
+for _column in _postgresql_rows.columns:
+    _column.foreign_keys.clear()
+_postgresql_rows.foreign_keys.clear()
 
-# A second or so of sends' rows. No foreign keys: each row is checked when it moves into
-# user_message_rows (a send's 1,000 checks cost ~0.7 ms of the writer), and a message's
-# rows are deleted before the message in both tables. The user index (flags included)
-# answers a user's rows; it is small, so a big send's entries fall into a few dozen of
-# its leaves.
+# A second or so of sends' rows. No foreign keys: on SQLite each row is checked when it
+# moves into user_message_rows (a send's 1,000 checks cost ~0.7 ms of the writer), and a
+# message's rows are deleted before the message in both tables. The user index (flags
+# included) answers a user's rows; it is small, so a big send's entries fall into a few
+# dozen of its leaves.
 user_message_staged = sa.Table(
     "user_message_staged",
     sqlite_metadata,
@@ -546,6 +555,7 @@ user_message_staged = sa.Table(
     sa.Index("ix_user_message_staged_user", "user_profile_id", "message_id", "flags"),
     sqlite_with_rowid=False,
 )
+user_message_staged.to_metadata(postgresql_metadata)
 
 # One user's emoji reaction to a message. The key is the emoji's code (and type), not its
 # name: Zulip treats two names of one emoji as the same reaction.
@@ -694,3 +704,12 @@ send_key = sa.Table(
     sa.Index("ix_send_key_message_id", "message_id"),
     sa.Index("ix_send_key_date_sent", "date_sent"),
 )
+
+
+def stored_tables(dialect: str) -> list[sa.Table]:
+    """The tables that hold rows on ``dialect``'s database, in dependency order: tables.py's,
+    ``user_message``'s two in place of its view (for what names every table: clearing,
+    statistics, the schema's comparison with the migrations')."""
+    own = {"sqlite": sqlite_metadata, "postgresql": postgresql_metadata}[dialect]
+    tables = [table for table in metadata.sorted_tables if table is not user_message]
+    return tables + list(own.tables.values())

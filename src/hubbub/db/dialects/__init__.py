@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from types import ModuleType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.base import Executable
+
+if TYPE_CHECKING:
+    from hubbub.db.engine import Database
 
 T = TypeVar("T")
 S = TypeVar("S", bound=Executable)
@@ -102,3 +105,33 @@ async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
     """Whether the user has staged rows (SQLite; never on PostgreSQL)."""
     found: bool = await for_name(conn.dialect.name).has_staged_rows(conn, user_id)
     return found
+
+
+# Each user's newest staged message, in user order (the staged table's user index).
+STAGED_USERS = (
+    "SELECT user_profile_id, max(message_id) FROM user_message_staged"
+    " GROUP BY user_profile_id ORDER BY user_profile_id"
+)
+# Moves one slice's staged rows in its write transaction: (connection, first user, last
+# user, newest message) -> the number of rows moved.
+MoveSlice = Callable[[AsyncConnection, int, int, int], Awaitable[int]]
+
+
+async def settle_in_slices(db: Database, users_per_transaction: int, move: MoveSlice) -> int:
+    """Move every row staged so far into user_message_rows (both dialects'
+    ``settle_staged``), ``users_per_transaction`` users per write transaction; the number
+    of rows moved. Rows staged meanwhile (newer messages) wait for the next call. Each
+    slice is atomic: a read sees a user's rows in one table or the other, never both or
+    neither."""
+    async with db.read() as conn:
+        staged: list[Any] = list(await conn.exec_driver_sql(STAGED_USERS))
+    if not staged:
+        return 0
+    newest = max(row[1] for row in staged)
+    users = [row[0] for row in staged]
+    moved = 0
+    for start in range(0, len(users), users_per_transaction):
+        part = users[start : start + users_per_transaction]
+        async with db.write(background=True) as conn:
+            moved += await move(conn, part[0], part[-1], newest)
+    return moved

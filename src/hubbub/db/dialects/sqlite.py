@@ -36,7 +36,7 @@ from hubbub.db.dialects.sqlite_staged import (
     settle_messages,
     settle_staged,
 )
-from hubbub.db.tables import metadata, sqlite_metadata, user_message
+from hubbub.db.tables import stored_tables
 from hubbub.db.writer_lock import WriterLock
 
 logger = logging.getLogger("hubbub.db")
@@ -629,9 +629,7 @@ async def refresh_statistics(conn: AsyncConnection) -> None:
     writer runs its statements inline, and this one held every request meanwhile."""
     driver = driver_of(conn)
     statements = [f"PRAGMA analysis_limit={ANALYSIS_LIMIT}"]
-    tables = [table for table in metadata.sorted_tables if table is not user_message]
-    tables += sqlite_metadata.tables.values()  # user_message's own (tables.py)
-    statements += [f'ANALYZE "{table.name}"' for table in tables]
+    statements += [f'ANALYZE "{table.name}"' for table in stored_tables("sqlite")]
 
     def run(connection: sqlite3.Connection) -> None:
         for statement in statements:

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import visitors
 
-from hubbub.db.dialects import WHOLE_VIEW
+from hubbub.db.dialects import WHOLE_VIEW, settle_in_slices
 from hubbub.db.tables import user_message, user_message_rows, user_message_staged
 
 if TYPE_CHECKING:
@@ -50,10 +50,6 @@ STAGED_STATISTICS = (
 
 INSERT_STAGED = (
     "INSERT INTO user_message_staged (message_id, user_profile_id, flags) VALUES (?, ?, ?)"
-)
-# Each user's newest staged message, in user order (the staged table's user index).
-_STAGED_USERS = (
-    "SELECT user_profile_id, max(message_id) FROM user_message_staged GROUP BY user_profile_id"
 )
 # A row found in both tables (it should not be) takes the staged flags: a move that failed
 # on it would leave the staged table growing for good.
@@ -119,22 +115,13 @@ async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -
 
 
 async def settle_staged(db: Database) -> int:
-    """Move every row staged so far into user_message_rows, SETTLE_USERS_PER_TRANSACTION
-    users per write transaction; the number of rows moved. Rows staged meanwhile (newer
-    messages) wait for the next call. Each slice is atomic: a read sees a user's rows in
-    one table or the other, never both or neither."""
-    async with db.read() as conn:
-        staged: list[Any] = list(await conn.exec_driver_sql(_STAGED_USERS))
-    if not staged:
-        return 0
-    newest = max(row[1] for row in staged)
-    users = [row[0] for row in staged]
-    moved = 0
-    for start in range(0, len(users), SETTLE_USERS_PER_TRANSACTION):
-        part = users[start : start + SETTLE_USERS_PER_TRANSACTION]
-        async with db.write(background=True) as conn:
-            moved += await _move_on(conn, _USERS_WHERE, (part[0], part[-1], newest), commit=True)
-    return moved
+    """Move every row staged so far into user_message_rows (``settle_in_slices``), each
+    slice's move and COMMIT in one trip to the writer's thread; the number moved."""
+
+    async def move(conn: AsyncConnection, first: int, last: int, newest: int) -> int:
+        return await _move_on(conn, _USERS_WHERE, (first, last, newest), commit=True)
+
+    return await settle_in_slices(db, SETTLE_USERS_PER_TRANSACTION, move)
 
 
 # Statements over the view. SQLite reads ``user_message`` well where a statement's arms can
