@@ -42,6 +42,9 @@ def upgrade() -> None:
         " user_profile_id INTEGER NOT NULL,"
         " flags BIGINT DEFAULT '0' NOT NULL,"
         " CONSTRAINT pk_user_message_staged PRIMARY KEY (message_id, user_profile_id))"
+        # Emptied and filled again every second: a VACUUM that cut its empty last pages
+        # off would hold the table's exclusive lock meanwhile, every send waiting.
+        " WITH (vacuum_truncate = false)"
     )
     op.execute(
         "CREATE INDEX ix_user_message_staged_user"
