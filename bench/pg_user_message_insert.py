@@ -5,12 +5,13 @@ shape of a send (one row per recipient from two arrays, ``postgresql.insert_mess
 ``--recipients`` users and a new message id, ``--rounds`` times, in variants that each
 run in a transaction rolled back afterwards, so that the realm is left as it was:
 
-- ``all``: the table as it is;
+- ``all``: the user-major table as it is (``user_message_rows`` since migration 0021,
+  ``user_message`` before it);
 - ``-INDEX``: with that one secondary index dropped first (inside the transaction);
 - ``staged``: into a table keyed by (message, user) with a (user, message, flags) index,
   created in the transaction (what SQLite's migration 0019 stages a send's rows in);
 - ``staged-key-only``: the same table without its user index;
-- ``move``: ``--sends`` such sends' rows, already staged, inserted into ``user_message``
+- ``move``: ``--sends`` such sends' rows, already staged, inserted into the user-major table
   in user order in one statement (what moving staged rows would cost), per row.
 
     .venv/bin/python bench/pg_user_message_insert.py \
@@ -38,14 +39,16 @@ _STAGED = (
 )
 _STAGED_USER_INDEX = "CREATE INDEX ON bench_staged (user_profile_id, message_id, flags)"
 _MOVE = (
-    "INSERT INTO user_message (user_profile_id, message_id, flags)"
+    "INSERT INTO {table} (user_profile_id, message_id, flags)"
     " SELECT user_profile_id, message_id, flags FROM bench_staged"
     " ORDER BY user_profile_id, message_id"
 )
 _SECONDARY = (
     "SELECT indexrelid::regclass::text FROM pg_index"
-    " WHERE indrelid = 'user_message'::regclass AND NOT indisprimary ORDER BY 1"
+    " WHERE indrelid = $1::regclass AND NOT indisprimary ORDER BY 1"
 )
+# The user-major table: a view of it and of the staged rows took its name (migration 0021).
+_ROWS_TABLE = "SELECT coalesce(to_regclass('user_message_rows'), 'user_message'::regclass)::text"
 
 
 async def _timed(conn: asyncpg.Connection, sql: str, *args: object) -> float:
@@ -63,7 +66,8 @@ async def run(args: argparse.Namespace) -> None:
         )
     ]
     flags = [0] * len(users)
-    indexes = [row[0] for row in await conn.fetch(_SECONDARY)]
+    rows_table = str(await conn.fetchval(_ROWS_TABLE))
+    indexes = [row[0] for row in await conn.fetch(_SECONDARY, rows_table)]
     message_id = int(await conn.fetchval("SELECT max(message_id) FROM user_message")) + 1000
     times: dict[str, list[float]] = {"all": [], "staged": [], "staged-key-only": []}
     times |= {f"-{name}": [] for name in indexes}
@@ -76,9 +80,9 @@ async def run(args: argparse.Namespace) -> None:
             try:
                 if variant.startswith("-"):
                     await conn.execute(f"DROP INDEX {variant[1:]}")
-                    table = "user_message"
+                    table = rows_table
                 elif variant == "all":
-                    table = "user_message"
+                    table = rows_table
                 else:
                     await conn.execute(_STAGED)
                     if variant != "staged-key-only":
@@ -88,7 +92,7 @@ async def run(args: argparse.Namespace) -> None:
                     for _ in range(args.sends):
                         message_id += 1
                         await conn.execute(_INSERT.format(table=table), users, message_id, flags)
-                    elapsed = await _timed(conn, _MOVE)
+                    elapsed = await _timed(conn, _MOVE.format(table=rows_table))
                     times[variant].append(elapsed * 1000 / (args.sends * len(users)))
                 else:
                     sql = _INSERT.format(table=table)

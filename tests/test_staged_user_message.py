@@ -543,3 +543,40 @@ async def test_one_worker_at_a_time_moves_the_staged_rows(env: TestEnv) -> None:
         await other_worker.commit()
     assert await _settle(env) == 1
     assert await _where(env, mid) == {"user_message_rows": 1, "user_message_staged": 0}
+
+
+@asynccontextmanager
+async def _settle_pass(env: TestEnv) -> AsyncIterator[None]:
+    """PostgreSQL: a move of staged rows under way in another worker (its lock held)."""
+    async with env.services.db.engine.connect() as conn, conn.begin():
+        taken = await conn.exec_driver_sql(
+            "SELECT pg_try_advisory_xact_lock($1)", (postgresql._SETTLE_LOCK,)
+        )
+        assert taken.scalar()
+        yield
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_a_topics_deletion_and_a_move_of_staged_rows_take_turns(env: TestEnv) -> None:
+    """A move locks staged rows user by user, a deletion of several messages message by
+    message: run together, each could hold a row the other waits for (a deadlock that
+    PostgreSQL ends after a second by failing one). The deletion waits for a move under
+    way, and a move finds the deletion's hold and skips its turn."""
+    denmark = await env.subscribe("hamlet", "Denmark")
+    await env.subscribe("othello", "Denmark")
+    ids = [await send_stream_message(env, "hamlet", "Denmark", f"m{i}", "doomed") for i in range(3)]
+    path = f"/streams/{denmark.id}/delete_topic"
+    async with _settle_pass(env):
+        deleting = asyncio.create_task(env.client("iago").post(path, {"topic_name": "doomed"}))
+        await asyncio.sleep(0.3)
+        assert not deleting.done()  # waiting for the move under way
+    assert_success(await deleting)
+    for mid in ids:
+        assert await _where(env, mid) == {"user_message_rows": 0, "user_message_staged": 0}
+    # The other way round: a transaction holding the moves off, and a move meanwhile.
+    mid = await send_stream_message(env, "hamlet", "Denmark", "kept")
+    async with env.services.db.write() as conn:
+        await postgresql.hold_off_settling(conn)
+        assert await _settle(env) == 0
+    assert await _settle(env) == 2
+    assert await _where(env, mid) == {"user_message_rows": 2, "user_message_staged": 0}

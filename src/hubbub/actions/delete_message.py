@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hubbub.actions.attachments import do_release_message_attachments
-from hubbub.db.dialects import user_message_tables
+from hubbub.db.dialects import hold_off_settling, user_message_tables
 from hubbub.db.tables import message, recipient, stream, subscription, user_message, user_profile
 from hubbub.errors import JsonableError
 from hubbub.events.queues import DELETE_FORM_MARK
@@ -132,6 +132,9 @@ async def do_delete_messages(tx: Tx, realm_id: int, message_ids: list[int]) -> l
     audiences = await _audiences(tx, doomed)
     # Attachments go before the rows: links dropped, files no other message refers to removed.
     await do_release_message_attachments(tx, ids)
+    if len(ids) > 1:
+        # Several messages' staged rows, message by message: no move of them meanwhile.
+        await hold_off_settling(tx.conn)
     for table in user_message_tables(tx.conn):
         await tx.conn.execute(sa.delete(table).where(table.c.message_id.in_(ids)))
     await tx.conn.execute(sa.delete(message).where(message.c.id.in_(ids)))

@@ -27,7 +27,13 @@ import sqlalchemy as sa
 
 from hubbub.actions.edit_checks import TargetMessage
 from hubbub.actions.move_user_topics import migrate_user_topics
-from hubbub.db.dialects import for_name, settle_messages, user_message_settled, user_message_tables
+from hubbub.db.dialects import (
+    for_name,
+    hold_off_settling,
+    settle_messages,
+    user_message_settled,
+    user_message_tables,
+)
 from hubbub.db.tables import message, subscription, user_message, user_profile
 from hubbub.events.queues import DELETE_FORM_MARK
 from hubbub.models import Role, Stream, User
@@ -131,6 +137,8 @@ async def _move_rows(
     tx: Tx, old_stream: Stream, new_stream: Stream, msg: TargetMessage, moved: MoveResult
 ) -> set[int]:
     """Rows for a move between streams; the users who lose access (already notified)."""
+    # Several messages' staged rows, message by message: no move of them meanwhile.
+    await hold_off_settling(tx.conn)
     # Former subscribers too: they may have rows from when they were subscribed.
     old_all = {
         r.user_profile_id: r.role

@@ -68,10 +68,10 @@ def ids_argument(conn: AsyncConnection, ids: Collection[Any]) -> Any:
 
 
 def user_message_tables(conn: AsyncConnection) -> tuple[sa.Table, ...]:
-    """The tables that hold ``user_message``'s rows on ``conn``'s database, for an UPDATE or
-    DELETE of them (each statement once per table): PostgreSQL's table itself; on SQLite,
-    where ``user_message`` is a view that reads take as it is, its two tables
-    (``tables.user_message_rows`` and ``tables.user_message_staged``, migration 0019)."""
+    """The tables that hold ``user_message``'s rows, for an UPDATE or DELETE of them (each
+    statement once per table, in this order): ``user_message`` is a view that reads take
+    as it is, of ``tables.user_message_rows`` and ``tables.user_message_staged``
+    (migrations 0019 and 0021; PostgreSQL names the staged table first, see there)."""
     tables: tuple[sa.Table, ...] = for_name(conn.dialect.name).USER_MESSAGE_TABLES
     return tables
 
@@ -86,8 +86,8 @@ def user_message_settled(conn: AsyncConnection) -> sa.Table:
 
 
 async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -> None:
-    """Move these messages' staged rows into ``user_message_settled`` (SQLite; nothing
-    on PostgreSQL), in ``conn``'s write transaction."""
+    """Move these messages' staged rows into ``user_message_settled``, in ``conn``'s write
+    transaction."""
     await for_name(conn.dialect.name).settle_messages(conn, message_ids)
 
 
@@ -101,8 +101,18 @@ def over_user_message(conn: AsyncConnection, statement: S, *, staged: bool = Tru
     return found
 
 
+async def hold_off_settling(conn: AsyncConnection) -> None:
+    """Keep moves of staged rows out until ``conn``'s write transaction ends, before it
+    writes the staged rows of several messages (PostgreSQL; SQLite's single writer
+    already does): a move locks rows user by user, such a write message by message, and
+    each could hold a row the other waits for."""
+    await for_name(conn.dialect.name).hold_off_settling(conn)
+
+
 async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
-    """Whether the user has staged rows (SQLite; never on PostgreSQL)."""
+    """Whether a statement over the user's rows must read the staged table as well (SQLite;
+    on PostgreSQL, which plans the view's two tables itself, never asked to leave it out:
+    false)."""
     found: bool = await for_name(conn.dialect.name).has_staged_rows(conn, user_id)
     return found
 

@@ -173,6 +173,19 @@ async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -
         await conn.exec_driver_sql(_MOVE_MESSAGES, (sorted(message_ids),))
 
 
+_HOLD_OFF_SETTLING = "SELECT pg_advisory_xact_lock_shared($1)"
+
+
+async def hold_off_settling(conn: AsyncConnection) -> None:
+    """Wait for a move under way, and keep the next out until ``conn``'s transaction ends
+    (``settle_staged`` only tries the lock, so it waits for nothing, and takes no staged
+    row before it has the lock). A move takes a slice's rows user by user; a write of
+    several messages' rows (a topic's deletion, a move of messages) takes them message by
+    message: each could hold a row that the other waits for, and PostgreSQL would end one
+    of them after a second (its deadlock check)."""
+    await conn.exec_driver_sql(_HOLD_OFF_SETTLING, (_SETTLE_LOCK,))
+
+
 async def has_staged_rows(conn: AsyncConnection, user_id: int) -> bool:
     """Whether to leave the staged table out of a statement (``over_tables``, which
     PostgreSQL does not need): it plans the view's two tables itself."""

@@ -114,6 +114,12 @@ async def settle_messages(conn: AsyncConnection, message_ids: Collection[int]) -
         await _move_on(conn, _MESSAGES_WHERE, (json.dumps(sorted(message_ids)),))
 
 
+async def hold_off_settling(conn: AsyncConnection) -> None:
+    """Nothing to do: a move of staged rows is a write transaction, and SQLite's single
+    writer runs one at a time."""
+    del conn
+
+
 async def settle_staged(db: Database) -> int:
     """Move every row staged so far into user_message_rows (``settle_in_slices``), each
     slice's move and COMMIT in one trip to the writer's thread; the number moved."""
