@@ -212,6 +212,50 @@ async def test_user_message_is_keyed_without_rowid_on_sqlite(tmp_path: Path) -> 
     assert "WITHOUT ROWID" not in back_sql and back_indexes == old_indexes
 
 
+class _Steps:
+    """Statements and migrations on one database, each in a write transaction of its own;
+    after a migration the pool's connections are closed, to read the new schema."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def run(self, statement: str, params: Any = None) -> list[tuple[Any, ...]]:
+        async with self.db.write() as conn:
+            result = await conn.execute(sa.text(statement), params)
+            return [tuple(r) for r in result] if result.returns_rows else []
+
+    async def upgrade(self, revision: str) -> None:
+        async with self.db.write() as conn:
+            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), revision))
+        await self.db.dispose()
+
+    async def downgrade(self, revision: str) -> None:
+        async with self.db.write() as conn:
+            await conn.run_sync(lambda c: command.downgrade(alembic_config(c), revision))
+        await self.db.dispose()
+
+    async def old_realm(self, rows: list[tuple[int, int, int]]) -> None:
+        """_OLD_REALM, and ``rows`` (user, message, flags) in user_message, still a table."""
+        for statement in _OLD_REALM:
+            await self.run(statement)
+        await self.run(
+            "INSERT INTO user_message VALUES (:u, :m, :f)",
+            [dict(zip("umf", r, strict=True)) for r in rows],
+        )
+
+    async def both_read(self, rows: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """Two rows staged beside ``rows``: checks that the view reads all of them, and
+        returns them (what a downgrade must keep)."""
+        staged = [(12, 1, 0), (12, 2, 1)]
+        await self.run(
+            "INSERT INTO user_message_staged VALUES (:m, :u, :f)",
+            [dict(zip("muf", r, strict=True)) for r in staged],
+        )
+        everything = sorted(rows + [(u, m, f) for m, u, f in staged])
+        assert await self.run("SELECT * FROM user_message ORDER BY 1, 2") == everything
+        return everything
+
+
 async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_sqlite(
     tmp_path: Path,
 ) -> None:
@@ -220,19 +264,8 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_sqlite(
     user_message reads both; downgrading moves the staged rows back into the table."""
     db = Database(f"sqlite:///{tmp_path / 'old.db'}")
     rows = [(1, 10, 0), (1, 11, 1), (2, 10, 2048 | 2)]
-
-    async def run(statement: str, params: Any = None) -> list[tuple[Any, ...]]:
-        async with db.write() as conn:
-            result = await conn.execute(sa.text(statement), params)
-            return [tuple(r) for r in result] if result.returns_rows else []
-
-    async def to(revision: str) -> None:
-        async with db.write() as conn:
-            if revision == "head":
-                await conn.run_sync(lambda c: command.upgrade(alembic_config(c), revision))
-            else:
-                await conn.run_sync(lambda c: command.downgrade(alembic_config(c), revision))
-        await db.dispose()  # the pool's connections read the new schema
+    steps = _Steps(db)
+    run = steps.run
 
     def kinds() -> str:
         return (
@@ -241,14 +274,8 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_sqlite(
         )
 
     try:
-        async with db.write() as conn:
-            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0018"))
-        for statement in _OLD_REALM:
-            await run(statement)
-        await run(
-            "INSERT INTO user_message VALUES (:u, :m, :f)",
-            [dict(zip("umf", r, strict=True)) for r in rows],
-        )
+        await steps.upgrade("0018")
+        await steps.old_realm(rows)
         await run("ANALYZE user_message")
         stats_before = await run("SELECT idx, stat FROM sqlite_stat1 WHERE tbl = 'user_message'")
         await upgrade(db)
@@ -267,14 +294,8 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_sqlite(
             for idx, stat in stats_before
         )
         assert stats_before
-        staged = [(12, 1, 0), (12, 2, 1)]
-        await run(
-            "INSERT INTO user_message_staged VALUES (:m, :u, :f)",
-            [dict(zip("muf", r, strict=True)) for r in staged],
-        )
-        everything = sorted(rows + [(u, m, f) for m, u, f in staged])
-        assert await run("SELECT * FROM user_message ORDER BY 1, 2") == everything
-        await to("0018")
+        everything = await steps.both_read(rows)
+        await steps.downgrade("0018")
         assert await run(kinds()) == [("user_message", "table")]
         assert await run("SELECT * FROM user_message ORDER BY 1, 2") == everything
         assert sorted(
@@ -295,16 +316,8 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_postgre
     await _admin_execute(base, f'CREATE DATABASE "{name}"')
     db = Database(make_url(base).set(database=name).render_as_string(hide_password=False))
     rows = [(1, 10, 0), (1, 11, 1), (2, 10, 2048 | 2)]
-
-    async def run(statement: str, params: Any = None) -> list[tuple[Any, ...]]:
-        async with db.write() as conn:
-            result = await conn.execute(sa.text(statement), params)
-            return [tuple(r) for r in result] if result.returns_rows else []
-
-    async def to(revision: str) -> None:
-        async with db.write() as conn:
-            await conn.run_sync(lambda c: command.downgrade(alembic_config(c), revision))
-        await db.dispose()
+    steps = _Steps(db)
+    run = steps.run
 
     def kinds() -> str:
         return (
@@ -316,15 +329,8 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_postgre
         return f"SELECT indexname FROM pg_indexes WHERE tablename = '{table}' ORDER BY 1"
 
     try:
-        async with db.write() as conn:
-            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0020"))
-        await db.dispose()
-        for statement in _OLD_REALM:
-            await run(statement)
-        await run(
-            "INSERT INTO user_message VALUES (:u, :m, :f)",
-            [dict(zip("umf", r, strict=True)) for r in rows],
-        )
+        await steps.upgrade("0020")
+        await steps.old_realm(rows)
         old_indexes = await run(indexes("user_message"))
         await upgrade(db)
         await db.dispose()
@@ -335,14 +341,8 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_postgre
         ]
         assert await run("SELECT * FROM user_message_rows ORDER BY 1, 2") == rows
         assert await run(indexes("user_message_rows")) == old_indexes
-        staged = [(12, 1, 0), (12, 2, 1)]
-        await run(
-            "INSERT INTO user_message_staged VALUES (:m, :u, :f)",
-            [dict(zip("muf", r, strict=True)) for r in staged],
-        )
-        everything = sorted(rows + [(u, m, f) for m, u, f in staged])
-        assert await run("SELECT * FROM user_message ORDER BY 1, 2") == everything
-        await to("0020")
+        everything = await steps.both_read(rows)
+        await steps.downgrade("0020")
         assert await run(kinds()) == [("user_message", "r")]
         assert await run("SELECT * FROM user_message ORDER BY 1, 2") == everything
         assert await run(indexes("user_message")) == old_indexes
