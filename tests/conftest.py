@@ -7,6 +7,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,17 @@ async def _admin_execute(server_url: str, statement: str) -> None:
         await db.dispose()
 
 
+@contextmanager
+def _new_database(base: str, prefix: str) -> Iterator[str]:
+    """A new, empty PostgreSQL database beside ``base``'s, dropped when the block ends."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin_execute(base, f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(base).set(database=name).render_as_string(hide_password=False)
+    finally:
+        asyncio.run(_admin_execute(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str | None]:
     """A new, migrated PostgreSQL database for this test run, dropped at the end."""
@@ -40,20 +52,26 @@ def postgres_url() -> Iterator[str | None]:
     if not base:
         yield None
         return
-    name = f"hubbub_test_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin_execute(base, f'CREATE DATABASE "{name}"'))
-    url = make_url(base).set(database=name).render_as_string(hide_password=False)
 
-    async def migrate() -> None:
+    async def migrate(url: str) -> None:
         db = Database(url)
         await upgrade(db)
         await db.dispose()
 
-    asyncio.run(migrate())
-    try:
+    with _new_database(base, "hubbub_test") as url:
+        asyncio.run(migrate(url))
         yield url
-    finally:
-        asyncio.run(_admin_execute(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def empty_postgres_url() -> Iterator[str]:
+    """A new PostgreSQL database of the test's own, not migrated, dropped after it (a
+    PostgreSQL variant: skipped unless HUBBUB_TEST_DATABASE_URL is set)."""
+    base = os.environ.get(PG_ENV)
+    if not base:
+        pytest.skip(f"PostgreSQL variant: set {PG_ENV} to run it")
+    with _new_database(base, "hubbub_empty") as url:
+        yield url
 
 
 async def _truncate_all(url: str) -> None:

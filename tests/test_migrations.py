@@ -3,23 +3,18 @@ existing database gives its realms their system groups."""
 
 from __future__ import annotations
 
-import os
-import uuid
 import warnings
 from pathlib import Path
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy.engine import make_url
 
 from hubbub.db.engine import Database
 from hubbub.db.migrate import alembic_config, upgrade
 from hubbub.db.tables import metadata, stored_tables
-from tests.conftest import PG_ENV, _admin_execute
 
 
 def _not_search(obj: Any, name: str | None, type_: str, reflected: bool, other: Any) -> bool:
@@ -305,16 +300,13 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_sqlite(
         await db.dispose()
 
 
-async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_postgresql() -> None:
+async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_postgresql(
+    empty_postgres_url: str,
+) -> None:
     """Migration 0021: PostgreSQL's user_message table is renamed user_message_rows, with
     its rows and indexes, beside an empty user_message_staged, and user_message reads
     both; downgrading moves the staged rows back into the table."""
-    base = os.environ.get(PG_ENV)
-    if not base:
-        pytest.skip(f"PostgreSQL variant: set {PG_ENV} to run it")
-    name = f"hubbub_migrate_{uuid.uuid4().hex[:12]}"
-    await _admin_execute(base, f'CREATE DATABASE "{name}"')
-    db = Database(make_url(base).set(database=name).render_as_string(hide_password=False))
+    db = Database(empty_postgres_url)
     rows = [(1, 10, 0), (1, 11, 1), (2, 10, 2048 | 2)]
     steps = _Steps(db)
     run = steps.run
@@ -348,4 +340,3 @@ async def test_user_message_becomes_a_view_of_settled_and_staged_rows_on_postgre
         assert await run(indexes("user_message")) == old_indexes
     finally:
         await db.dispose()
-        await _admin_execute(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -580,3 +580,22 @@ async def test_a_topics_deletion_and_a_move_of_staged_rows_take_turns(env: TestE
         assert await _settle(env) == 0
     assert await _settle(env) == 2
     assert await _where(env, mid) == {"user_message_rows": 2, "user_message_staged": 0}
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+async def test_a_move_between_streams_waits_for_a_move_of_staged_rows(env: TestEnv) -> None:
+    """Moving a topic to a private stream adds and deletes several messages' rows,
+    message by message: it waits for a move of staged rows under way, as a deletion does."""
+    for name in ("hamlet", "othello"):
+        await env.subscribe(name, "Denmark")
+    secret = await env.subscribe("hamlet", "Secret", invite_only=True)
+    ids = [await send_stream_message(env, "hamlet", "Denmark", f"m{i}", "moving") for i in range(3)]
+    change = {"stream_id": secret.id, "propagate_mode": "change_all"}
+    async with _settle_pass(env):
+        moving = asyncio.create_task(env.client("hamlet").patch(f"/messages/{ids[0]}", change))
+        await asyncio.sleep(0.3)
+        assert not moving.done()  # waiting for the move of staged rows
+    assert_success(await moving)
+    hamlet = env.users["hamlet"].id
+    for mid in ids:
+        assert await _pairs(env, mid) == [hamlet]  # othello lost access, and his rows

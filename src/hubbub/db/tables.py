@@ -7,6 +7,8 @@ dialects agree on them without time-zone conversions.
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 NAMING_CONVENTION = {
@@ -527,19 +529,36 @@ user_message = sa.Table(
 sqlite_metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 postgresql_metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
-# user_message as the migrations renamed it: its columns, key, foreign keys and indexes
-# (their names kept: a rename keeps them). The copy drops ``ddl_if``, so SQLite's copy
-# leaves out PostgreSQL's unread index and PostgreSQL's the foreign keys.
-user_message_rows = user_message.to_metadata(sqlite_metadata, name="user_message_rows")
-user_message_rows.indexes -= {
-    i for i in user_message_rows.indexes if i.name == "ix_user_message_unread"
-}
-_postgresql_rows = user_message.to_metadata(postgresql_metadata, name="user_message_rows")
-for _key in [c for c in _postgresql_rows.constraints if isinstance(c, sa.ForeignKeyConstraint)]:
-    _postgresql_rows.constraints.discard(_key)
-for _column in _postgresql_rows.columns:
-    _column.foreign_keys.clear()
-_postgresql_rows.foreign_keys.clear()
+
+def _renamed_rows(target: sa.MetaData, dialect: str) -> sa.Table:
+    """user_message as the migrations renamed it on ``dialect``: its columns, key, and the
+    foreign keys and indexes that ``dialect`` holds (their names kept: a rename keeps
+    them). A copy drops ``ddl_if``, so what it keeps to the other dialect goes here
+    (SQLite's foreign keys, PostgreSQL's unread index)."""
+
+    def elsewhere(item: Any) -> bool:
+        only = getattr(item, "_ddl_if", None)
+        return only is not None and only.dialect not in (None, dialect)
+
+    gone_indexes = {i.name for i in user_message.indexes if elsewhere(i)}
+    gone_keys = {
+        tuple(c.column_keys)
+        for c in user_message.constraints
+        if isinstance(c, sa.ForeignKeyConstraint) and elsewhere(c)
+    }
+    rows = user_message.to_metadata(target, name="user_message_rows")
+    rows.indexes -= {i for i in rows.indexes if i.name in gone_indexes}
+    for key in [c for c in rows.constraints if isinstance(c, sa.ForeignKeyConstraint)]:
+        if tuple(key.column_keys) in gone_keys:
+            rows.constraints.discard(key)
+            for column in key.columns:
+                column.foreign_keys.difference_update(key.elements)
+            rows.foreign_keys.difference_update(key.elements)
+    return rows
+
+
+user_message_rows = _renamed_rows(sqlite_metadata, "sqlite")
+_renamed_rows(postgresql_metadata, "postgresql")
 
 # A second or so of sends' rows. No foreign keys: on SQLite each row is checked when it
 # moves into user_message_rows (a send's 1,000 checks cost ~0.7 ms of the writer), and a
