@@ -725,6 +725,70 @@ send_key = sa.Table(
 )
 
 
+# A custom emoji of the realm (``/realm/emoji``). A deactivated emoji keeps its row, so
+# that reactions and old messages that use it still render; only one active emoji of a
+# realm may have a name.
+realm_emoji = sa.Table(
+    "realm_emoji",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("name", sa.String(60), nullable=False),
+    # The stored image's file name under the realm's emoji folder; NULL until stored.
+    sa.Column("file_name", sa.String(255), nullable=True),
+    sa.Column("author_id", sa.ForeignKey("user_profile.id", ondelete="SET NULL"), nullable=True),
+    sa.Column("deactivated", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("is_animated", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Index("ix_realm_emoji_realm_id_name", "realm_id", "name"),
+    sa.Index(
+        "uq_realm_emoji_realm_id_name_active",
+        "realm_id",
+        "name",
+        unique=True,
+        sqlite_where=sa.text("NOT deactivated"),
+        postgresql_where=sa.text("NOT deactivated"),
+    ),
+)
+
+# A code playground: a link to run a code block of a language (``/realm/playgrounds``).
+realm_playground = sa.Table(
+    "realm_playground",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("name", sa.String(60), nullable=False),
+    sa.Column("pygments_language", sa.String(40), nullable=False),
+    sa.Column("url_template", sa.Text, nullable=False),
+    sa.UniqueConstraint("realm_id", "pygments_language", "name"),
+)
+
+# A bot's own key-value store (``/bot_storage``), for zulip-bots' stateful bots.
+bot_storage = sa.Table(
+    "bot_storage",
+    metadata,
+    sa.Column(
+        "bot_profile_id", sa.ForeignKey("user_profile.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("key", sa.String(1000), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+# What is known of an uploaded image, for its thumbnails: its size, its frame count
+# (animated when above one), and the thumbnail formats made so far (a JSON list).
+image_attachment = sa.Table(
+    "image_attachment",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("path_id", sa.String(255), nullable=False, unique=True),
+    sa.Column("original_width_px", sa.Integer, nullable=False),
+    sa.Column("original_height_px", sa.Integer, nullable=False),
+    sa.Column("frames", sa.Integer, nullable=False, server_default="1"),
+    sa.Column("content_type", sa.String(255), nullable=True),
+    sa.Column("thumbnail_metadata", sa.Text, nullable=False, server_default="[]"),
+)
+
+
 def stored_tables(dialect: str) -> list[sa.Table]:
     """The tables that hold rows on ``dialect``'s database, in dependency order: tables.py's,
     ``user_message``'s two in place of its view (for what names every table: clearing,
