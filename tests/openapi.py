@@ -1,45 +1,25 @@
-"""Validate response bodies against Zulip 8.0's own OpenAPI document.
+"""Validate response bodies against Zulip's OpenAPI document.
 
-The document lives in ../shared/reference (HUBBUB_ZULIP_OPENAPI overrides the path). Its
-schemas forbid undocumented keys (``additionalProperties: false``), so an extra key in one
-of our responses fails here.
+The document is Zulip 8.0's, as kept in tests/reference (prose removed), with the schemas
+that later feature levels added applied from tests/reference/additions (see
+tests/zulip_reference.py; HUBBUB_ZULIP_OPENAPI names another copy of the 8.0 document to use
+as the base). Its schemas forbid undocumented keys (``additionalProperties: false``), so an
+extra key in one of our responses fails here.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-_CANDIDATES = (
-    # ../shared/reference beside the checkout, as in the development workspace...
-    Path(__file__).resolve().parents[2] / "shared" / "reference" / "zulip-openapi.yaml",
-    # ...and the workspace's fixed location, for a clone made elsewhere (CI).
-    Path("/work/shared/reference/zulip-openapi.yaml"),
-)
+from tests.zulip_reference import base_path, load_document
 
-
-def _find_spec() -> Path:
-    if os.environ.get("HUBBUB_ZULIP_OPENAPI"):
-        return Path(os.environ["HUBBUB_ZULIP_OPENAPI"])
-    for candidate in _CANDIDATES:
-        if candidate.is_file():
-            return candidate
-    raise RuntimeError(
-        "Zulip's OpenAPI document was not found at "
-        + " or ".join(str(c) for c in _CANDIDATES)
-        + "; set HUBBUB_ZULIP_OPENAPI to its path"
-    )
-
-
-SPEC_PATH = _find_spec()
+SPEC_PATH = base_path()
 _URN = "urn:zulip-openapi"
 
 
@@ -79,54 +59,68 @@ def _allow_slim_presences(document: dict[str, Any]) -> None:
     props["presences"]["additionalProperties"] = {"anyOf": [legacy, modern]}
 
 
-@functools.cache
-def spec() -> dict[str, Any]:
-    with SPEC_PATH.open() as handle:
-        document: dict[str, Any] = _to_json_schema(yaml.safe_load(handle))
-    _allow_slim_presences(document)
-    return document
-
-
-@functools.cache
-def _registry() -> Registry:
-    return Registry().with_resource(_URN, Resource.from_contents(spec(), DRAFT7))
-
-
 def _escape(part: str) -> str:
     return part.replace("~", "~0").replace("/", "~1")
 
 
+class Reference:
+    """One OpenAPI document (with its additions applied) to validate bodies against."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document: dict[str, Any] = _to_json_schema(document)
+        _allow_slim_presences(self.document)
+        self._registry = Registry().with_resource(
+            _URN, Resource.from_contents(self.document, DRAFT7)
+        )
+        # Literal paths first, so ``/users/me`` is found before ``/users/{id}``.
+        paths = sorted(self.document["paths"], key=lambda p: (p.count("{"), p))
+        self._templates = [
+            (re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(p)) + "$"), p)
+            for p in paths
+        ]
+
+    def find_template(self, path: str) -> str | None:
+        """The documented path template a concrete path (without /api/v1) matches."""
+        for pattern, template in self._templates:
+            if pattern.match(path):
+                return template
+        return None
+
+    def documented(self, method: str, template: str) -> bool:
+        return method.lower() in self.document["paths"].get(template, {})
+
+    def validate(self, method: str, template: str, status: int, body: Any) -> None:
+        """Raise ``jsonschema.ValidationError`` unless ``body`` matches the schema."""
+        responses = self.document["paths"][template][method.lower()]["responses"]
+        if str(status) not in responses:
+            raise AssertionError(f"{method} {template}: status {status} is not documented")
+        pointer = "/".join(
+            _escape(p) for p in ["paths", template, method.lower(), "responses", str(status)]
+        )
+        response = responses[str(status)]
+        if "$ref" in response:
+            pointer = response["$ref"].lstrip("#/")
+        schema = {"$ref": f"{_URN}#/{pointer}/content/application~1json/schema"}
+        jsonschema.Draft7Validator(schema, registry=self._registry).validate(body)
+
+
 @functools.cache
-def _templates() -> list[tuple[re.Pattern[str], str]]:
-    """Spec paths as regexes, literal paths first (``/users/me`` before ``/users/{id}``)."""
-    paths = sorted(spec()["paths"], key=lambda p: (p.count("{"), p))
-    return [
-        (re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(p)) + "$"), p) for p in paths
-    ]
+def reference() -> Reference:
+    """The suite's document: the base at SPEC_PATH plus tests/reference/additions."""
+    return Reference(load_document(SPEC_PATH))
+
+
+def spec() -> dict[str, Any]:
+    return reference().document
 
 
 def find_template(path: str) -> str | None:
-    """The documented path template a concrete path (without /api/v1) matches, if any."""
-    for pattern, template in _templates():
-        if pattern.match(path):
-            return template
-    return None
+    return reference().find_template(path)
 
 
 def documented(method: str, template: str) -> bool:
-    return method.lower() in spec()["paths"].get(template, {})
+    return reference().documented(method, template)
 
 
 def validate(method: str, template: str, status: int, body: Any) -> None:
-    """Raise ``jsonschema.ValidationError`` unless ``body`` matches the documented schema."""
-    responses = spec()["paths"][template][method.lower()]["responses"]
-    if str(status) not in responses:
-        raise AssertionError(f"{method} {template}: status {status} is not documented")
-    pointer = "/".join(
-        _escape(p) for p in ["paths", template, method.lower(), "responses", str(status)]
-    )
-    response = responses[str(status)]
-    if "$ref" in response:
-        pointer = response["$ref"].lstrip("#/")
-    schema = {"$ref": f"{_URN}#/{pointer}/content/application~1json/schema"}
-    jsonschema.Draft7Validator(schema, registry=_registry()).validate(body)
+    reference().validate(method, template, status, body)

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from tests import openapi
+from tests import openapi, zulip_reference
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "api_coverage.py"
 
@@ -30,7 +30,7 @@ coverage = _load_tool()
 
 @pytest.fixture(scope="module")
 def spec_path() -> Path:
-    # The same document the API tests validate against; missing, it fails loudly there too.
+    # The same base document the API tests validate against (the additions apply on top).
     return openapi.SPEC_PATH
 
 
@@ -62,6 +62,44 @@ def test_every_endpoint_is_a_zulip_operation_or_a_declared_extension(spec_path: 
     assert not stale, f"HUBBUB_EXTENSIONS names endpoints hubbub no longer has: {stale}"
     # The pseudo-operations are reported in a note, never as operations.
     assert not any(path in coverage.PSEUDO_OPERATIONS for _, path in documented)
+
+
+def test_operations_from_additions_count_as_documented(spec_path: Path, tmp_path: Path) -> None:
+    (tmp_path / "extra.yaml").write_text(
+        "- level: 300\n"
+        "  change: A test operation that Zulip 8.0 lacks.\n"
+        "  operation: {method: post, path: /hubbub_test, operationId: add-hubbub-test}\n"
+        "  schema: {type: object}\n",
+        encoding="utf-8",
+    )
+    operations = coverage.spec_operations(coverage.load_spec(spec_path, tmp_path))
+    added = [op for op in operations if op.path == "/hubbub_test"]
+    assert added == [coverage.SpecOperation("POST", "/hubbub_test", "add-hubbub-test", 300)]
+    endpoints = _endpoints(("POST", "/hubbub_test"))
+    result = coverage.build_coverage(added, endpoints, [])
+    assert result.outside == []
+    assert [row.status for row in result.rows] == [coverage.STATUS_IMPLEMENTED]
+    assert "`add-hubbub-test`, added at feature level 300" in coverage.render(result)
+    # Only the given directory's additions apply: the base document plus the one operation.
+    base = coverage.spec_operations(coverage.load_spec(spec_path, tmp_path / "none"))
+    assert all(op.added_at is None for op in base)
+    assert {(op.method, op.path) for op in operations} == {(op.method, op.path) for op in base} | {
+        ("POST", "/hubbub_test")
+    }
+
+
+def test_the_suites_operation_additions_are_listed(spec_path: Path) -> None:
+    added = {
+        (op.method, op.path, op.added_at)
+        for op in coverage.spec_operations(coverage.load_spec(spec_path))
+        if op.added_at is not None
+    }
+    entries = {
+        (a.method.upper(), a.path, a.level)
+        for a in zulip_reference.read_additions()
+        if a.action == "operation"
+    }
+    assert added == entries
 
 
 def test_spec_operations_cover_the_whole_document(spec_path: Path) -> None:

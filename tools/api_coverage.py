@@ -1,13 +1,15 @@
-"""Write docs/api-coverage.md: every operation in Zulip 8.0's OpenAPI document and where
-hubbub stands on it.
+"""Write docs/api-coverage.md: every operation in Zulip's OpenAPI document and where hubbub
+stands on it.
 
     python tools/api_coverage.py            # (re)write docs/api-coverage.md
     python tools/api_coverage.py --check    # exit 1 when the file is out of date
 
 Three inputs decide the table, and nothing else does (no clock, no network, no database):
 
-1. Zulip's OpenAPI document (``--spec``, else ``HUBBUB_ZULIP_OPENAPI``, else
-   ``../shared/reference/zulip-openapi.yaml`` next to the repository).
+1. Zulip's OpenAPI document as the tests read it (tests/zulip_reference.py): Zulip 8.0's
+   document (``--spec``, else ``HUBBUB_ZULIP_OPENAPI``, else the copy without prose in
+   ``tests/reference/zulip-schemas.json``) with ``tests/reference/additions/*.yaml``
+   applied, so an operation a later feature level added counts as documented.
 2. The operations hubbub registers: importing ``hubbub.api.routes`` fills the ``ENDPOINTS``
    list of the ``@endpoint`` decorator.
 3. The API calls written in the test suite: every ``*.py`` file under ``tests/`` is parsed
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -29,12 +30,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped,unused-ignore]
-
 ROOT = Path(__file__).resolve().parents[1]
+# Run as a script, only tools/ is on the import path; the document loader is in tests/.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.zulip_reference import (  # noqa: E402
+    ADDED_AT_LEVEL,
+    ADDITIONS_DIR,
+    base_path,
+    load_document,
+)
+
 OUTPUT = ROOT / "docs" / "api-coverage.md"
 TESTS_DIR = ROOT / "tests"
-DEFAULT_SPEC = ROOT.parent / "shared" / "reference" / "zulip-openapi.yaml"
 API_PREFIX = "/api/v1"
 
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
@@ -53,7 +62,6 @@ PSEUDO_OPERATIONS: dict[str, str] = {
 # (method, hubbub path) -> why it exists. Every registered endpoint that does not map to a
 # documented operation must be listed here (tests/test_api_coverage.py checks it).
 HUBBUB_EXTENSIONS: dict[tuple[str, str], str] = {
-    ("PATCH", "/realm"): "Zulip's organization settings endpoint, which its document omits",
     ("PATCH", "/realm/profile_fields/{field_id:int}"): "Zulip's edit of a custom profile "
     "field, which its document omits",
     ("DELETE", "/realm/profile_fields/{field_id:int}"): "Zulip's deletion of a custom "
@@ -79,6 +87,11 @@ HUBBUB_EXTENSIONS: dict[tuple[str, str], str] = {
     "web and mobile apps send and its document omits",
     ("POST", "/users/me/api_key/regenerate"): "Zulip's API key rotation (its web app's "
     '"Generate new API key"), which its document omits',
+    ("GET", "/bot_storage"): "Zulip's bot state store, which zulip-bots' stateful bots read "
+    "(the official client's get_storage) and its document omits",
+    ("PUT", "/bot_storage"): "Zulip's bot state store, which zulip-bots' stateful bots write "
+    "(the official client's update_storage) and its document omits",
+    ("DELETE", "/bot_storage"): "Zulip's removal of bot state entries, which its document omits",
 }
 
 STATUS_TESTED = "implemented + tested"
@@ -171,14 +184,14 @@ class SpecOperation:
     method: str
     path: str
     operation_id: str
+    # The feature level whose addition (tests/reference/additions) documents the operation;
+    # None for an operation of Zulip 8.0's document.
+    added_at: int | None = None
 
 
-def load_spec(path: Path) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as handle:
-        document = yaml.safe_load(handle)
-    if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
-        raise ValueError(f"{path} is not an OpenAPI document (no 'paths')")
-    return document
+def load_spec(path: Path | None = None, additions_dir: Path = ADDITIONS_DIR) -> dict[str, Any]:
+    """The document the tests validate against: the base at ``path`` plus the additions."""
+    return load_document(path, additions_dir)
 
 
 def spec_operations(spec: dict[str, Any]) -> list[SpecOperation]:
@@ -190,7 +203,14 @@ def spec_operations(spec: dict[str, Any]) -> list[SpecOperation]:
         for key, operation in item.items():
             method = key.upper()
             if method in HTTP_METHODS:
-                operations.append(SpecOperation(method, path, operation.get("operationId") or ""))
+                operations.append(
+                    SpecOperation(
+                        method,
+                        path,
+                        operation.get("operationId") or "",
+                        operation.get(ADDED_AT_LEVEL),
+                    )
+                )
     return sorted(operations, key=lambda op: (op.path, _METHOD_ORDER[op.method]))
 
 
@@ -525,9 +545,12 @@ _HEADER = """\
 
 <!-- Generated by tools/api_coverage.py; do not edit. Regenerate: python tools/api_coverage.py -->
 
-Every operation (method + path) in Zulip 8.0's OpenAPI document (feature level 237), and
-what hubbub does with it. The table is generated from three inputs only: Zulip's document,
-the endpoints hubbub registers with `@endpoint`, and the API calls written in `tests/`.
+Every operation (method + path) in Zulip 8.0's OpenAPI document (feature level 237), plus
+the operations later feature levels added that `tests/reference/additions/` describes (their
+*Zulip operationId* cell names the level), and what hubbub does with it. The table is
+generated from three inputs only: Zulip's document as the tests read it (`tests/reference/`,
+with the additions), the endpoints hubbub registers with `@endpoint`, and the API calls
+written in `tests/`.
 `python tools/api_coverage.py --check` (run by `tests/test_api_coverage.py`) fails when this
 file no longer matches them, so regenerate it after adding an endpoint or a test.
 
@@ -579,6 +602,13 @@ def _issue_table() -> list[str]:
     return lines
 
 
+def _operation_id_cell(op: SpecOperation) -> str:
+    parts = [f"`{op.operation_id}`"] if op.operation_id else []
+    if op.added_at is not None:
+        parts.append(f"added at feature level {op.added_at}")
+    return ", ".join(parts)
+
+
 def render(coverage: Coverage) -> str:
     title, body = _HEADER.split("\n\n", 1)
     lines = [
@@ -603,7 +633,7 @@ def render(coverage: Coverage) -> str:
     for row in coverage.rows:
         op = row.operation
         lines.append(
-            f"| {op.method} | `{op.path}` | `{op.operation_id}` | {row.status} "
+            f"| {op.method} | `{op.path}` | {_operation_id_cell(op)} | {row.status} "
             f"| {row.issue} | {row.handler} |"
         )
     lines += ["", "## Planned issues", "", *_issue_table(), ""]
@@ -632,18 +662,12 @@ def render(coverage: Coverage) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(spec_path: Path, tests_dir: Path = TESTS_DIR) -> str:
-    operations = spec_operations(load_spec(spec_path))
+def generate(
+    spec_path: Path, tests_dir: Path = TESTS_DIR, additions_dir: Path = ADDITIONS_DIR
+) -> str:
+    operations = spec_operations(load_spec(spec_path, additions_dir))
     coverage = build_coverage(operations, registered_endpoints(), test_calls(tests_dir))
     return render(coverage)
-
-
-def default_spec_path() -> Path:
-    if os.environ.get("HUBBUB_ZULIP_OPENAPI"):
-        return Path(os.environ["HUBBUB_ZULIP_OPENAPI"])
-    # Beside the checkout, else the workspace's fixed location (a clone made elsewhere).
-    fallback = Path("/work/shared/reference/zulip-openapi.yaml")
-    return DEFAULT_SPEC if DEFAULT_SPEC.is_file() or not fallback.is_file() else fallback
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -651,15 +675,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if the output file is out of date"
     )
-    parser.add_argument("--spec", type=Path, default=None, help="Zulip's OpenAPI document")
+    parser.add_argument(
+        "--spec", type=Path, default=None, help="Zulip 8.0's OpenAPI document (YAML or JSON)"
+    )
+    parser.add_argument(
+        "--additions", type=Path, default=ADDITIONS_DIR, help="the directory of additions"
+    )
     parser.add_argument("--output", type=Path, default=OUTPUT, help="the Markdown file")
     args = parser.parse_args(argv)
-    spec_path: Path = args.spec or default_spec_path()
+    spec_path: Path = args.spec or base_path()
+    additions_dir: Path = args.additions
     output: Path = args.output
     if not spec_path.is_file():
         print(f"api_coverage: no OpenAPI document at {spec_path}", file=sys.stderr)
         return 2
-    text = generate(spec_path)
+    text = generate(spec_path, additions_dir=additions_dir)
     current = output.read_text(encoding="utf-8") if output.is_file() else None
     if args.check:
         if current != text:

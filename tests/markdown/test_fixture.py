@@ -1,4 +1,4 @@
-"""Zulip 8.0's Markdown fixture (markdown_test_cases.json), run in full.
+"""Zulip 8.0's Markdown fixture (tests/reference/markdown_test_cases.json), run in full.
 
 Every case is rendered and compared with Zulip's expected HTML. The test fails when fewer
 cases match than the recorded floor; raise FLOOR when rendering improves (never lower it).
@@ -8,7 +8,6 @@ Cases known not to match are listed in docs/markdown.md with the reason.
 from __future__ import annotations
 
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,28 +19,16 @@ from hubbub.markdown import RenderContext, render_markdown
 # Matched cases out of 249 (178 regular + 71 linkify) when this floor was recorded.
 FLOOR = 238
 
-_CANDIDATES = (
-    Path(__file__).resolve().parents[3] / "shared" / "reference" / "markdown_test_cases.json",
-    Path("/work/shared/reference/markdown_test_cases.json"),
-)
+# A copy of Zulip 8.0's fixture, kept in the checkout (tests/reference/NOTICE).
+FIXTURE = Path(__file__).resolve().parents[1] / "reference" / "markdown_test_cases.json"
 # Zulip's test server, whose own links are rewritten to relative ones.
 REALM_URL = "http://zulip.testserver"
 
 
 @lru_cache(maxsize=1)
 def _fixture() -> dict[str, Any]:
-    override = os.environ.get("HUBBUB_MARKDOWN_FIXTURE")
-    paths = [Path(override)] if override else list(_CANDIDATES)
-    for path in paths:
-        if path.is_file():
-            data: dict[str, Any] = json.loads(path.read_text("utf-8"))
-            return data
-    # Fail, never skip: a missing fixture must not pass for a rendering that matches it.
-    raise RuntimeError(
-        "markdown_test_cases.json was not found at "
-        + " or ".join(str(p) for p in paths)
-        + "; set HUBBUB_MARKDOWN_FIXTURE to its path"
-    )
+    data: dict[str, Any] = json.loads(FIXTURE.read_text("utf-8"))
+    return data
 
 
 def _context(case: dict[str, Any]) -> RenderContext:
