@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 
 class ErrorCode(StrEnum):
     BAD_REQUEST = "BAD_REQUEST"
+    # An upload that is not a usable image (custom emoji).
+    BAD_IMAGE = "BAD_IMAGE"
     REQUEST_VARIABLE_MISSING = "REQUEST_VARIABLE_MISSING"
     REQUEST_VARIABLE_INVALID = "REQUEST_VARIABLE_INVALID"
     REQUEST_CONFUSING_VAR = "REQUEST_CONFUSING_VAR"

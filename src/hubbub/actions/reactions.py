@@ -3,13 +3,16 @@
 Behaviour follows Zulip 8.0:
 - a reaction is identified by (emoji_code, reaction_type); the name is a label, so two
   names of one emoji are the same reaction;
-- adding: a missing code or type is looked up from the name ("Emoji 'x' does not
-  exist"); when someone already reacted with that emoji, the new reaction is a vote for
-  it and takes that reaction's name unchecked; otherwise the name, code and type are
-  validated ("Invalid emoji code.", "Invalid emoji name.", "Invalid custom emoji.",
-  "Invalid emoji type.");
+- adding: a missing code or type is looked up from the name, the realm's active custom
+  emoji first ("Emoji 'x' does not exist"); when someone already reacted with that
+  emoji, the new reaction is a vote for it and takes that reaction's name unchecked (so
+  a vote for a deactivated custom emoji still counts); otherwise the name, code and type
+  are validated ("Invalid emoji code.", "Invalid emoji name.", "Invalid custom emoji.",
+  "Invalid custom emoji name.", "This custom emoji has been deactivated.", "Invalid
+  emoji type."); a custom emoji's code is its id;
 - removing: ``reaction_type`` defaults to ``unicode_emoji`` and a missing code is looked
-  up from the name; the trio is not revalidated (the row proves it was valid);
+  up from the name (an active custom emoji's name gives its id); the trio is not
+  revalidated (the row proves it was valid);
 - a reader of a stream message without a ``user_message`` row gets a historical (read)
   row, so later events about the message reach them;
 - reacting is "participation" for ``automatically_follow_topics_policy`` and
@@ -24,8 +27,8 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from hubbub.actions.emoji_checks import check_realm_emoji_request, emoji_data_for_realm_name
 from hubbub.actions.message_follow import apply_participation_policy
-from hubbub.actions.user_status import check_emoji, emoji_data_for_name
 from hubbub.db.dialects import user_message_settled
 from hubbub.db.tables import message, reaction, recipient
 from hubbub.errors import JsonableError, ReactionDoesNotExistError, ReactionExistsError
@@ -148,7 +151,7 @@ async def check_add_reaction(
     """``POST /messages/{message_id}/reactions``."""
     target = await access_message_for_update(tx, user, message_id)
     if emoji_code is None or reaction_type is None:
-        found_code, found_type = emoji_data_for_name(emoji_name)
+        found_code, found_type = await emoji_data_for_realm_name(tx.conn, user.realm_id, emoji_name)
         emoji_code = found_code if emoji_code is None else emoji_code
         reaction_type = found_type if reaction_type is None else reaction_type
     if await has_reaction(tx.conn, target.id, emoji_code, reaction_type, user_id=user.id):
@@ -158,7 +161,9 @@ async def check_add_reaction(
         # A vote for a reaction someone already added: one emoji shows under one name.
         emoji_name = existing_name
     else:
-        check_emoji(emoji_name, emoji_code, reaction_type)
+        await check_realm_emoji_request(
+            tx.conn, user.realm_id, emoji_name, emoji_code, reaction_type
+        )
     if not target.has_row:
         await create_historical_row(tx, user, target.id)
     await do_add_reaction(tx, user, target, emoji_name, emoji_code, reaction_type, now=now)
@@ -180,7 +185,7 @@ async def check_remove_reaction(
                 "At least one of the following arguments must be present: emoji_name, emoji_code"
             )
         # Only the code is looked up: the type stays as given (or its default), as in Zulip.
-        emoji_code, _ = emoji_data_for_name(emoji_name)
+        emoji_code, _ = await emoji_data_for_realm_name(tx.conn, user.realm_id, emoji_name)
     row = (
         await tx.conn.execute(
             sa.select(reaction.c.id, reaction.c.emoji_name).where(

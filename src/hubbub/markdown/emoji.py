@@ -129,3 +129,40 @@ def named_emoji_html(name: str, realm_emoji: RealmEmoji | None) -> str | None:
     if code is None:
         return None
     return emoji_span(code, name)
+
+
+# The emoji data file clients download (``server_emoji_data_url``, feature level 140):
+# every Unicode emoji code with its names, the canonical name first. Its path carries a
+# key made of what decides its content, so a client may cache it for good; the content
+# changes only with the installed mapping package (or this format's revision).
+EMOJI_DATA_PATH = "/static/generated/emoji/emoji_api.{key}.json"
+_EMOJI_DATA_REVISION = 1
+
+
+@lru_cache(maxsize=1)
+def emoji_data_key() -> str:
+    """The key in the data file's path: cheap, so ``/register`` loads no emoji table."""
+    from hashlib import sha256
+    from importlib.metadata import version
+
+    source = f"zulip-emoji-mapping {version('zulip-emoji-mapping')} r{_EMOJI_DATA_REVISION}"
+    return sha256(source.encode()).hexdigest()[:16]
+
+
+def emoji_data_path() -> str:
+    return EMOJI_DATA_PATH.format(key=emoji_data_key())
+
+
+@lru_cache(maxsize=1)
+def emoji_data_json() -> bytes:
+    """The data file (built once per process): ``{"code_to_names": {code: [names]}}``."""
+    import orjson
+    from zulip_emoji_mapping.emoji_names import (  # type: ignore[import-untyped,unused-ignore]
+        EMOJI_NAME_MAPS,
+    )
+
+    code_to_names = {
+        str(code): [str(data["canonical_name"]), *(str(alias) for alias in data["aliases"])]
+        for code, data in EMOJI_NAME_MAPS.items()
+    }
+    return orjson.dumps({"code_to_names": code_to_names})

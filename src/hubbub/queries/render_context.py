@@ -18,9 +18,11 @@ from hubbub.markdown import (
     MentionableUser,
     RenderContext,
 )
+from hubbub.markdown.emoji import EMOJI_NAME_RE
 from hubbub.markdown.mentions import may_mention_groups, user_mention_targets
 from hubbub.models import Realm, User
 from hubbub.queries.linkifiers import render_linkifiers
+from hubbub.queries.realm_emoji import active_render_emoji
 from hubbub.queries.user_settings import get_json_user_settings
 
 _USER_COLUMNS = (
@@ -92,14 +94,16 @@ async def load_render_context(
     content: str | None = None,
     sender_settings: dict[str, Any] | None = None,
 ) -> RenderContext:
-    """The realm's users, mentionable groups, active streams and linkifiers, with the
-    sender's emoticon setting. ``alert_words`` are every recipient's words together; the
-    caller matches each recipient's own words against the result.
+    """The realm's users, mentionable groups, active streams, linkifiers and active
+    custom emoji, with the sender's emoticon setting. ``alert_words`` are every
+    recipient's words together; the caller matches each recipient's own words against
+    the result.
 
     Given the ``content`` to render, only what its syntax can refer to is loaded: the users
     its user mentions can name (``_mentionable_users``), groups only for a group mention
-    ("@*..."), streams only for stream links ("#**..."). On a 1,000-user realm the user
-    list alone was a fifth of a send's time (bench/README.md). ``sender_settings``
+    ("@*..."), streams only for stream links ("#**..."), custom emoji only for some
+    ":name:" (one read, however many it names). On a 1,000-user realm the user list alone
+    was a fifth of a send's time (bench/README.md). ``sender_settings``
     (``get_json_user_settings``), when the caller has them, save a query."""
     stream_links = content is None or "#" in content
     users = await _mentionable_users(conn, realm.id, content)
@@ -129,6 +133,11 @@ async def load_render_context(
         ]
     )
     linkifiers = await render_linkifiers(conn, realm.id)
+    realm_emoji = (
+        await active_render_emoji(conn, realm.id)
+        if content is None or EMOJI_NAME_RE.search(content)
+        else []
+    )
     # The stored settings suffice (one statement): the emoticon setting is not a column.
     settings = sender_settings
     if settings is None:
@@ -139,6 +148,7 @@ async def load_render_context(
         user_groups=groups,
         streams=streams,
         linkifiers=linkifiers,
+        realm_emoji=realm_emoji,
         alert_words=sorted(set(alert_words)),
         translate_emoticons=bool(settings.get("translate_emoticons", False)),
         inline_image_preview=bool(realm.setting("inline_image_preview")),
