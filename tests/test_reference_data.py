@@ -150,6 +150,10 @@ GOOD = """\
   properties: /components/schemas/RealmDomain/properties
   add:
     hubbub_test_field: {type: integer}
+- level: 307
+  change: A component lost a required field.
+  remove: /components/schemas/RealmDomain/properties
+  keys: [allow_subdomains]
 """
 
 
@@ -188,6 +192,9 @@ def test_every_kind_of_entry_applies(tmp_path: Path) -> None:
     assert props["hubbub_test_field"] == {"type": "integer"}
     domain = reference.document["components"]["schemas"]["RealmDomain"]
     assert "hubbub_test_field" in domain["properties"]
+    # The removed property is gone, and no longer required.
+    assert "allow_subdomains" not in domain["properties"]
+    assert "allow_subdomains" not in domain.get("required", [])
     # The suite's own document is unchanged by a document loaded from elsewhere.
     suite = load_document()["components"]["schemas"]["RealmDomain"]
     assert "hubbub_test_field" not in suite["properties"]
@@ -280,6 +287,11 @@ BROKEN = {
         _entry("replace: register\nschema: {type: object}"),
         "replace needs a schema inside 'register'",
     ),
+    "remove of an absent key": (
+        _entry("remove: register\nkeys: [hubbub_no_such_key]"),
+        "are not properties of register",
+    ),
+    "remove without keys": (_entry("remove: register\nkeys: []"), "needs keys"),
     "variant on a mapping": (
         _entry("variant: register\nschema: {type: object}"),
         "is not a list of variants",

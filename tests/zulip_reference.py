@@ -36,7 +36,7 @@ LAST_LEVEL = 372
 # it; tools/api_coverage.py shows it.
 ADDED_AT_LEVEL = "x-hubbub-added-at-level"
 
-ACTIONS = ("operation", "properties", "variant", "replace")
+ACTIONS = ("operation", "properties", "variant", "replace", "remove")
 METHODS = ("get", "post", "put", "patch", "delete")
 
 # The JSON pointers behind the aliases that name properties of a 200 body.
@@ -104,6 +104,7 @@ class Addition:
     schema: dict[str, Any] = field(default_factory=dict)
     add: dict[str, Any] = field(default_factory=dict)
     required: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()  # for remove
 
     @property
     def where(self) -> str:
@@ -170,6 +171,7 @@ _ENTRY_KEYS = {
     "properties": {"add", "required"},
     "variant": {"schema"},
     "replace": {"schema"},
+    "remove": {"keys"},
 }
 
 
@@ -243,6 +245,16 @@ def _parse_entry(source: str, index: int, entry: Any) -> Addition:
         if len(set(required)) != len(required):
             raise AdditionError(f"{where}: required names a property twice")
         fields.update(add=copy.deepcopy(add), required=tuple(required))
+    if action == "remove":
+        keys = entry.get("keys")
+        if (
+            not isinstance(keys, list)
+            or not keys
+            or not all(isinstance(name, str) for name in keys)
+            or len(set(keys)) != len(keys)
+        ):
+            raise AdditionError(f"{where}: a remove entry needs keys, a list of distinct names")
+        fields["keys"] = tuple(keys)
     return Addition(source, index, level, change.strip(), action, **fields)
 
 
@@ -526,11 +538,30 @@ def _apply_replace(document: dict[str, Any], addition: Addition) -> None:
     target.parent[target.key] = copy.deepcopy(addition.schema)
 
 
+def _apply_remove(document: dict[str, Any], addition: Addition) -> None:
+    """Drop properties a later feature level removed, so that sending them fails."""
+    target, _ = _resolve(document, addition.target, addition)
+    properties = target.node
+    if not target.properties or not isinstance(properties, dict):
+        raise addition.fail(
+            f"{addition.target!r} is not an object schema's properties; point at .../properties"
+        )
+    absent = sorted(name for name in addition.keys if name not in properties)
+    if absent:
+        raise addition.fail(f"{absent} are not properties of {addition.target}")
+    for name in addition.keys:
+        del properties[name]
+    required = target.parent.get("required")
+    if isinstance(required, list):
+        target.parent["required"] = [name for name in required if name not in addition.keys]
+
+
 _APPLY = {
     "operation": _apply_operation,
     "properties": _apply_properties,
     "variant": _apply_variant,
     "replace": _apply_replace,
+    "remove": _apply_remove,
 }
 
 
