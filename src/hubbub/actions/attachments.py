@@ -3,6 +3,10 @@
 A message (or scheduled message) is linked to every upload its content links to, as long
 as its sender owns the upload or can already see it (Zulip's rule: nobody gains access to a
 file by guessing its address). The owner hears of every change in an ``attachment`` event.
+
+An uploaded image also has an ``image_attachment`` row (its size, frames and thumbnails,
+``uploads.thumbnails``), created with the upload's record and deleted with it, and its
+thumbnail files go when the original does.
 """
 
 from __future__ import annotations
@@ -11,7 +15,12 @@ from collections.abc import Iterable
 
 import sqlalchemy as sa
 
-from hubbub.db.tables import attachment, attachment_message, scheduled_attachment
+from hubbub.db.tables import (
+    attachment,
+    attachment_message,
+    image_attachment,
+    scheduled_attachment,
+)
 from hubbub.errors import JsonableError
 from hubbub.models import User
 from hubbub.queries.attachments import (
@@ -22,9 +31,11 @@ from hubbub.queries.attachments import (
     get_attachments_by_path_ids,
     upload_space_used,
 )
+from hubbub.queries.image_attachments import get_image_attachments, thumbnail_metadata
 from hubbub.transaction import Tx
 from hubbub.uploads import UploadStorage, active_storage
 from hubbub.uploads.paths import path_ids_in
+from hubbub.uploads.thumbnails import ImageInfo, StoredThumbnail, delete_thumbnails
 
 
 async def do_create_attachment(
@@ -36,8 +47,10 @@ async def do_create_attachment(
     content_type: str | None,
     size: int,
     now: float,
+    image: ImageInfo | None = None,
 ) -> Attachment:
-    """Record an upload whose file is already stored."""
+    """Record an upload whose file is already stored, with what is known of it as an
+    image (its thumbnails already stored too) when it is one."""
     new_id = (
         await tx.conn.execute(
             sa.insert(attachment)
@@ -53,6 +66,18 @@ async def do_create_attachment(
             .returning(attachment.c.id)
         )
     ).scalar_one()
+    if image is not None:
+        await tx.conn.execute(
+            sa.insert(image_attachment).values(
+                realm_id=owner.realm_id,
+                path_id=path_id,
+                original_width_px=image.width,
+                original_height_px=image.height,
+                frames=image.frames,
+                content_type=image.content_type,
+                thumbnail_metadata=thumbnail_metadata(image.thumbnails),
+            )
+        )
     created = await get_attachment(tx.conn, int(new_id))
     assert created is not None
     await _notify_changed(tx, owner.realm_id, [created], op="add")
@@ -197,12 +222,21 @@ async def do_delete_attachments(
         sa.delete(scheduled_attachment).where(scheduled_attachment.c.attachment_id.in_(ids))
     )
     await tx.conn.execute(sa.delete(attachment).where(attachment.c.id.in_(ids)))
-    storage = storage or active_storage()
     path_ids = [a.path_id for a in doomed]
+    thumbnails: dict[str, tuple[StoredThumbnail, ...]] = {
+        image.path_id: image.info.thumbnails
+        for image in await get_image_attachments(tx.conn, path_ids)
+    }
+    if thumbnails:
+        await tx.conn.execute(
+            sa.delete(image_attachment).where(image_attachment.c.path_id.in_(list(thumbnails)))
+        )
+    storage = storage or active_storage()
 
     async def remove_files() -> None:
         for path_id in path_ids:
             await storage.delete(path_id)
+            await delete_thumbnails(storage, path_id, thumbnails.get(path_id, ()))
 
     tx.on_commit(remove_files)
     by_realm: dict[int, list[Attachment]] = {}
@@ -218,6 +252,15 @@ async def do_delete_attachments(
                 "upload_space_used": used,
             }
             tx.notify(realm_id, event, [a.owner_id])
+
+
+async def do_record_thumbnails(tx: Tx, path_id: str, image: ImageInfo) -> None:
+    """Thumbnails made after the upload (a format it lacked) join its row."""
+    await tx.conn.execute(
+        sa.update(image_attachment)
+        .where(image_attachment.c.path_id == path_id)
+        .values(thumbnail_metadata=thumbnail_metadata(image.thumbnails))
+    )
 
 
 async def _load(tx: Tx, ids: Iterable[int]) -> list[Attachment]:

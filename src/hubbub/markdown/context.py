@@ -7,7 +7,10 @@ message mentions, links and matches from the :class:`RenderResult`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from hubbub.markdown.images import UploadPreview
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,9 @@ class RenderContext:
     alert_words: list[str] = field(default_factory=list)
     translate_emoticons: bool = False
     inline_image_preview: bool = True
+    # The thumbnails of the uploaded images the content links, by path id; None when the
+    # caller did not look (uploads are then previewed by their file names).
+    upload_previews: Mapping[str, UploadPreview] | None = None
 
     def __post_init__(self) -> None:
         self._users_by_name: dict[str, MentionableUser] = {}

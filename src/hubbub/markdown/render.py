@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from html import escape
 from typing import Any
-from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import isStrSpace
@@ -16,10 +14,11 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-from hubbub.markdown import inline, links
+from hubbub.markdown import inline
 from hubbub.markdown.blocks import PLACEHOLDER_RE, Stash, preprocess
 from hubbub.markdown.code import render_code_block
 from hubbub.markdown.context import RenderContext, RenderResult
+from hubbub.markdown.images import UploadPreview, image_attributes, preview_html
 
 _ALERT_BEFORE = set(" \n(\".,';[*`>")
 _ALERT_AFTER = set(" \n)\"?:.,';]!*`")
@@ -146,17 +145,13 @@ def _engine() -> MarkdownIt:
     return md
 
 
-def _thumbnail(url: str, size: str) -> str:
-    return f"/thumbnail?url={quote(url, safe='')}&size={size}"
-
-
-def _image_preview(url: str, title: str | None) -> str:
-    title_attr = f' title="{escape(title)}"' if title else ""
-    return (
-        f'<div class="message_inline_image"><a href="{escape(url)}"{title_attr}>'
-        f'<img data-src-fullsize="{escape(_thumbnail(url, "full"))}" '
-        f'src="{escape(_thumbnail(url, "thumbnail"))}"></a></div>'
-    )
+def upload_previews(ctx: RenderContext) -> Mapping[str, UploadPreview] | None:
+    """The previews of the uploaded images the caller loaded for this message
+    (``RenderContext.upload_previews``, from ``queries.image_attachments``), or None when
+    it loaded none (then uploads are previewed by their file name, as Zulip does without
+    database data)."""
+    previews: Mapping[str, UploadPreview] | None = getattr(ctx, "upload_previews", None)
+    return previews
 
 
 def _link_text(children: list[Token], start: int) -> tuple[str, int]:
@@ -175,7 +170,10 @@ def _link_text(children: list[Token], start: int) -> tuple[str, int]:
     return "".join(parts), i
 
 
-def _add_image_previews(tokens: list[Token], result: RenderResult) -> list[Token]:
+def _add_image_previews(
+    tokens: list[Token], result: RenderResult, ctx: RenderContext
+) -> list[Token]:
+    uploads = upload_previews(ctx)
     out: list[Token] = []
     seen: set[str] = set()
     quote_depth = 0
@@ -200,7 +198,8 @@ def _add_image_previews(tokens: list[Token], result: RenderResult) -> list[Token
             if child.type != "link_open":
                 continue
             href = str(child.attrs.get("href", ""))
-            if not links.is_image_url(href):
+            attrs = image_attributes(href, ctx.realm_url, uploads)
+            if attrs is None:
                 continue
             result.has_image = True
             text, close = _link_text(children, j)
@@ -209,7 +208,7 @@ def _add_image_previews(tokens: list[Token], result: RenderResult) -> list[Token
             if href in seen:
                 continue
             seen.add(href)
-            previews.append(_image_preview(href, text if named else None))
+            previews.append(preview_html(href, text if named else None, attrs))
         # A paragraph that is nothing but one bare image URL is replaced by its preview.
         if not (only_link and len(previews) == 1):
             out.extend(tokens[i : i + 3])
@@ -263,7 +262,7 @@ def render_markdown(content: str, ctx: RenderContext) -> RenderResult:
             else:
                 token.attrs["start"] = start
     if ctx.inline_image_preview:
-        tokens = _add_image_previews(tokens, result)
+        tokens = _add_image_previews(tokens, result, ctx)
     html = md.renderer.render(tokens, md.options, env)
 
     def block_placeholder(m: re.Match[str]) -> str:

@@ -21,6 +21,7 @@ from hubbub.markdown import (
 from hubbub.markdown.emoji import EMOJI_NAME_RE
 from hubbub.markdown.mentions import may_mention_groups, user_mention_targets
 from hubbub.models import Realm, User
+from hubbub.queries.image_attachments import get_upload_previews
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.realm_emoji import active_render_emoji
 from hubbub.queries.user_settings import get_json_user_settings
@@ -152,4 +153,5 @@ async def load_render_context(
         alert_words=sorted(set(alert_words)),
         translate_emoticons=bool(settings.get("translate_emoticons", False)),
         inline_image_preview=bool(realm.setting("inline_image_preview")),
+        upload_previews=await get_upload_previews(conn, realm.id, content),
     )

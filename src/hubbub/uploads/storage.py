@@ -2,6 +2,10 @@
 
 ``LocalStorage`` keeps them under ``<data dir>/uploads``; an S3-compatible store only needs
 to implement ``UploadStorage``, and ``storage_for`` to choose it.
+
+A file is stored under a key: its path id, or, for one of an image's thumbnails,
+``thumbnail/<path id>/<format name>`` (``thumbnail_key``; the layout Zulip's storage
+uses). Path ids begin with the realm's number, so the two kinds never collide.
 """
 
 from __future__ import annotations
@@ -16,9 +20,25 @@ from hubbub.settings import Settings
 from hubbub.uploads.paths import check_path_id
 
 CHUNK_SIZE = 64 * 1024
+THUMBNAIL_PREFIX = "thumbnail/"
+
+
+def thumbnail_key(path_id: str, format_name: str) -> str:
+    """The key one of an upload's thumbnails is stored under."""
+    return check_storage_key(f"{THUMBNAIL_PREFIX}{path_id}/{format_name}")
+
+
+def check_storage_key(key: str) -> str:
+    """``key`` if it is a well-formed path id or thumbnail key, else ValueError. A
+    thumbnail key is a path id with one more segment (the format name) after the prefix,
+    so the path id rules cover it."""
+    check_path_id(key.removeprefix(THUMBNAIL_PREFIX))
+    return key
 
 
 class UploadStorage(Protocol):
+    """Files by key (a path id or a ``thumbnail_key``)."""
+
     async def save(self, path_id: str, source: BinaryIO) -> int:
         """Store the bytes read from ``source`` under ``path_id``; how many there were."""
         ...
@@ -43,9 +63,9 @@ class LocalStorage:
         self.root = root.resolve()
 
     def _path(self, path_id: str) -> Path:
-        # check_path_id already refuses "..", absolute paths and odd characters; the
+        # check_storage_key already refuses "..", absolute paths and odd characters; the
         # resolved path is checked too, so a symlink cannot lead outside the root.
-        path = (self.root / check_path_id(path_id)).resolve()
+        path = (self.root / check_storage_key(path_id)).resolve()
         if not path.is_relative_to(self.root):
             raise ValueError(f"path id outside the upload root: {path_id!r}")
         return path
