@@ -94,7 +94,7 @@ async def test_registration_is_forwarded_to_the_bouncer(
     assert len(registered) == 2
     assert all(r.credentials == (ORG_ID, ORG_KEY) for r in registered)
     assert registered[0].content_type.startswith("application/x-www-form-urlencoded")
-    assert registered[0].user_agent.startswith("ZulipServer/8.0")
+    assert registered[0].user_agent.startswith("ZulipServer/10.2")
     assert registered[0].body == {
         "server_uuid": ORG_ID,
         "user_uuid": user_uuid(settings, hamlet.id),

@@ -23,9 +23,9 @@ async def test_server_settings(env: TestEnv) -> None:
     async with env.services.db.write() as conn:
         await conn.execute(sa.update(realm_table).values(description="Our **team** <chat>"))
     body = assert_success(await env.client(host="localhost:9991").get("/server_settings"))
-    assert body["zulip_version"].startswith("8.0")
-    assert body["zulip_feature_level"] == 237
-    assert body["zulip_merge_base"] == "8.0"
+    assert body["zulip_version"].startswith("10.2")
+    assert body["zulip_feature_level"] == 372
+    assert body["zulip_merge_base"] == "10.2"
     assert body["push_notifications_enabled"] is False
     assert body["realm_uri"] == "http://localhost:9991"
     assert body["realm_name"] == "Hubbub"
@@ -50,7 +50,7 @@ async def test_server_settings_per_subdomain(env: TestEnv) -> None:
     # A subdomain with no organization: only the server-wide keys.
     body = assert_success(await env.client(host="nope.localhost").get("/server_settings"))
     assert "realm_name" not in body and "realm_uri" not in body
-    assert body["zulip_feature_level"] == 237
+    assert body["zulip_feature_level"] == 372
 
 
 async def test_unknown_route_is_json_404(env: TestEnv) -> None:

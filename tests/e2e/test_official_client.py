@@ -96,8 +96,8 @@ def test_serve_writes_a_working_zuliprc(
         assert profile["is_active"] is True
         assert profile["max_message_id"] == -1
         # The client reads the server's version when it is constructed.
-        assert client.zulip_version == "8.0"
-        assert client.feature_level == 237
+        assert client.zulip_version == "10.2"
+        assert client.feature_level == 372
     finally:
         close(client)
 
@@ -142,8 +142,8 @@ def test_profile_members_and_user_lookups(
 
 def test_server_settings(client: zulip.Client, hubbub_server: HubbubServer) -> None:
     settings = assert_ok(client.get_server_settings())
-    assert settings["zulip_feature_level"] == 237
-    assert settings["zulip_version"] == "8.0"
+    assert settings["zulip_feature_level"] == 372
+    assert settings["zulip_version"] == "10.2"
     assert settings["realm_name"] == "Hubbub"
     assert settings["realm_uri"] == hubbub_server.url
     assert settings["authentication_methods"]["password"] is True

@@ -31,9 +31,13 @@ async def get_server_settings(req: ApiRequest) -> Payload:
     }
     # On a subdomain with no organization only the server-wide keys are known.
     if realm is not None:
+        url = realm_url(req)
         result.update(
             {
-                "realm_uri": realm_url(req),
+                # realm_url is the name since feature level 257; realm_uri stays for
+                # older clients, as Zulip 10.2 still sends it.
+                "realm_url": url,
+                "realm_uri": url,
                 "realm_name": realm.name,
                 "realm_icon": realm_icon_url(realm),
                 "realm_description": render_text(realm.description),

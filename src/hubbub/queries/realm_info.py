@@ -29,6 +29,13 @@ def realm_icon_url(realm: Realm) -> str:
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
 
 
+def realm_authentication_methods(realm: Realm) -> dict[str, dict[str, bool]]:
+    """``/register``'s ``realm_authentication_methods`` (feature level 243): each backend
+    this server offers, by Zulip's display name, with whether the organization enables it.
+    Email and password is the only backend hubbub has, and it is always available."""
+    return {"Email": {"enabled": realm.password_auth_enabled, "available": True}}
+
+
 def authentication_methods(realm: Realm | None) -> dict[str, bool]:
     enabled = realm is None or realm.password_auth_enabled
     return {name: enabled and name in ("password", "email") for name in AUTH_BACKENDS}
