@@ -3,6 +3,7 @@ existing database gives its realms their system groups."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,32 @@ async def test_upgrade_gives_existing_realms_system_groups(tmp_path: Path) -> No
         "role:nobody": [],
         "role:owners": [1],
     }
+
+
+async def test_upgrade_keeps_the_old_default_for_deleting_own_messages(tmp_path: Path) -> None:
+    """Migration 0024: an organization that kept Zulip 8.0's default (administrators may
+    delete their own messages) keeps it under Zulip 10's group setting, whose default is
+    everyone; one that chose a policy keeps its choice."""
+    db = Database(f"sqlite:///{tmp_path / 'old.db'}")
+    try:
+        async with db.write() as conn:
+            await conn.run_sync(lambda c: command.upgrade(alembic_config(c), "0023"))
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO realm (id, string_id, name, date_created, settings) VALUES"
+                    " (1, '', 'Old', 0, '{}'),"
+                    " (2, 'b', 'Chose', 0, '{\"delete_own_message_policy\": 5}')"
+                )
+            )
+        await upgrade(db)
+        async with db.read() as conn:
+            rows = dict(
+                (await conn.execute(sa.text("SELECT id, settings FROM realm ORDER BY id"))).all()
+            )
+    finally:
+        await db.dispose()
+    assert json.loads(rows[1]) == {"delete_own_message_policy": 2}
+    assert json.loads(rows[2]) == {"delete_own_message_policy": 5}
 
 
 # A realm of two users and three messages, as an old schema holds them (SQLite).

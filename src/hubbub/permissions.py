@@ -1,11 +1,19 @@
-"""Zulip's common permission policies (``*_policy`` realm settings)."""
+"""Who may do what in an organization.
+
+Since Zulip 10.0 the organization's permissions are group-valued settings
+(``realm_group_settings.py``): ``user_has_permission`` is the one check every action uses.
+The numbered ``Policy`` values remain for a channel's ``stream_post_policy``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from enum import IntEnum
 
-from hubbub.models import Role, User
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hubbub.models import Realm, User
+from hubbub.queries.group_settings import users_in_group_setting
+from hubbub.realm_group_settings import REALM_PERMISSION_GROUP_SETTINGS
 
 
 class Policy(IntEnum):
@@ -20,72 +28,25 @@ class Policy(IntEnum):
     OWNERS_ONLY = 7
 
 
-def has_policy_permission(user: User, policy: int) -> bool:
-    return role_has_policy_permission(user.role, policy)
-
-
-def role_has_policy_permission(role: int, policy: int) -> bool:
-    """Whether ``user`` passes ``policy``.
-
-    Full membership would also need the realm's waiting period; hubbub's default period is
-    0 days, so every member is a full member (revisit when the period becomes settable).
-    """
-    if policy == Policy.EVERYONE:
-        return True
-    if policy == Policy.NOBODY:
+async def user_has_permission(
+    conn: AsyncConnection, user: User, realm: Realm, setting: str, *, now: float | None = None
+) -> bool:
+    """Whether ``user`` holds the organization permission ``setting`` (one of
+    ``REALM_PERMISSION_GROUP_SETTINGS``): membership of the setting's group, except that a
+    guest never holds a permission whose setting may not be "everyone" (Zulip's
+    user_has_permission_for_group_setting)."""
+    if user.is_guest and not REALM_PERMISSION_GROUP_SETTINGS[setting].allow_everyone_group:
         return False
-    if policy == Policy.OWNERS_ONLY:
-        return role == Role.OWNER
-    if policy == Policy.ADMINS_ONLY:
-        return role in (Role.OWNER, Role.ADMINISTRATOR)
-    if policy == Policy.MODERATORS_ONLY:
-        return role in (Role.OWNER, Role.ADMINISTRATOR, Role.MODERATOR)
-    return role != Role.GUEST
+    return user.id in await users_in_group_setting(conn, realm, setting, [user], now=now)
 
 
-def user_permission_flags(
-    role: int, policy_of: Callable[[str], int], *, web_public_enabled: bool
-) -> dict[str, bool]:
-    """The ``can_*`` keys of /register, from a role and the realm's policies.
-
-    ``web_public_enabled``: the server allows web-public streams and the realm has
-    spectator access on; without both nobody can create one, whatever the policy."""
-    public = role_has_policy_permission(role, policy_of("create_public_stream_policy"))
-    private = role_has_policy_permission(role, policy_of("create_private_stream_policy"))
-    return {
-        "can_create_streams": public or private,
-        "can_create_public_streams": public,
-        "can_create_private_streams": private,
-        "can_create_web_public_streams": web_public_enabled
-        and role_has_policy_permission(role, policy_of("create_web_public_stream_policy")),
-        "can_subscribe_other_users": role_has_policy_permission(
-            role, policy_of("invite_to_stream_policy")
-        ),
-        "can_invite_others_to_realm": role_has_policy_permission(
-            role, policy_of("invite_to_realm_policy")
-        ),
-    }
+async def any_user_in_group_setting(
+    conn: AsyncConnection, realm: Realm, setting: str, users: list[User]
+) -> bool:
+    """Whether any of ``users`` belongs to the group of ``setting`` (membership alone)."""
+    return bool(await users_in_group_setting(conn, realm, setting, users))
 
 
-# Zulip's wildcard_mention_policy has its own numbering (WildcardMentionPolicyEnum).
-WILDCARD_EVERYONE, WILDCARD_MEMBERS, WILDCARD_FULL_MEMBERS = 1, 2, 3
-WILDCARD_STREAM_ADMINS, WILDCARD_ADMINS, WILDCARD_NOBODY, WILDCARD_MODERATORS = 4, 5, 6, 7
 # Wildcard mentions reaching at most this many people are always allowed (Zulip's
 # WILDCARD_MENTION_THRESHOLD).
 WILDCARD_MENTION_THRESHOLD = 15
-
-
-def wildcard_mention_allowed(role: int, policy: int, audience: int) -> bool:
-    """Whether a user of ``role`` may use a wildcard mention that reaches ``audience``
-    people (a stream's subscribers, or a topic's participants) under ``policy``."""
-    if audience <= WILDCARD_MENTION_THRESHOLD or policy == WILDCARD_EVERYONE:
-        return True
-    if policy == WILDCARD_NOBODY:
-        return False
-    if policy in (WILDCARD_ADMINS, WILDCARD_STREAM_ADMINS):
-        # "Stream administrators" is deprecated; Zulip treats it as organization admins.
-        return role in (Role.OWNER, Role.ADMINISTRATOR)
-    if policy == WILDCARD_MODERATORS:
-        return role in (Role.OWNER, Role.ADMINISTRATOR, Role.MODERATOR)
-    # Members and full members (every member is a full member in hubbub).
-    return role != Role.GUEST

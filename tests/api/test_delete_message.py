@@ -11,13 +11,13 @@ from hubbub.clock import FakeClock
 from hubbub.db.tables import message, reaction, submessage, user_message
 from hubbub.models import Role
 from hubbub.settings import Settings
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 NO_PERMISSION = "You don't have permission to delete this message"
 TOO_LATE = "The time limit for deleting this message has passed"
-# Zulip's delete_own_message_policy values.
-EVERYONE, MODERATORS = 5, 4
+EVERYONE, MODERATORS, ADMINISTRATORS = "role:everyone", "role:moderators", "role:administrators"
 
 
 @pytest.fixture
@@ -81,8 +81,9 @@ async def test_admin_deletes_any_message_and_everything_attached(env: TestEnv) -
         )
     assert sorted(await _search(env, "othello", "elsinore")) == [doomed, kept]
 
-    # Administrators may delete anyone's message, whatever the policy says.
-    await _set_realm(env, delete_own_message_policy=EVERYONE)
+    # Administrators (can_delete_any_message_group's default) may delete anyone's message,
+    # whoever may delete their own.
+    await set_group_setting(env, "can_delete_own_message_group", EVERYONE)
     assert_success(await env.client("iago").delete(f"/messages/{doomed}"))
 
     assert not await _exists(env, doomed) and await _exists(env, kept)
@@ -102,28 +103,47 @@ async def test_admin_deletes_any_message_and_everything_attached(env: TestEnv) -
     assert_error(await env.client("iago").delete(f"/messages/{doomed}"), "Invalid message(s)")
 
 
-async def test_own_messages_follow_the_realm_policy(env: TestEnv) -> None:
+async def test_own_messages_follow_the_realm_setting(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     await env.subscribe("shiva", "Denmark")
     first = await send_stream_message(env, "hamlet", "Denmark")
-    # Zulip's default policy: only administrators delete messages, their own included.
+    # Only administrators delete messages, their own included.
+    await set_group_setting(env, "can_delete_own_message_group", ADMINISTRATORS)
     assert_error(await env.client("hamlet").delete(f"/messages/{first}"), NO_PERMISSION)
     assert await _exists(env, first)
 
-    await _set_realm(env, delete_own_message_policy=MODERATORS)
+    await set_group_setting(env, "can_delete_own_message_group", MODERATORS)
     assert_error(await env.client("hamlet").delete(f"/messages/{first}"), NO_PERMISSION)
     by_shiva = await send_stream_message(env, "shiva", "Denmark")
     assert_success(await env.client("shiva").delete(f"/messages/{by_shiva}"))
     # A moderator is not an administrator: others' messages stay out of reach.
     assert_error(await env.client("shiva").delete(f"/messages/{first}"), NO_PERMISSION)
 
-    await _set_realm(env, delete_own_message_policy=EVERYONE)
+    await set_group_setting(env, "can_delete_own_message_group", EVERYONE)
     assert_success(await env.client("hamlet").delete(f"/messages/{first}"))
     assert not await _exists(env, first)
 
 
+async def test_delete_any_message_group(env: TestEnv) -> None:
+    """Members of can_delete_any_message_group (feature level 281) delete any message they
+    can read, without the time limit; administrators outside it are ordinary users."""
+    await env.subscribe("hamlet", "Denmark")
+    await env.subscribe("shiva", "Denmark")
+    await env.subscribe("iago", "Denmark")
+    by_hamlet = await send_stream_message(env, "hamlet", "Denmark")
+    assert_error(await env.client("shiva").delete(f"/messages/{by_hamlet}"), NO_PERMISSION)
+    await set_group_setting(env, "can_delete_any_message_group", MODERATORS)
+    _advance(env, 3600)
+    assert_success(await env.client("shiva").delete(f"/messages/{by_hamlet}"))
+    hamlet_group = {"direct_members": [env.users["hamlet"].id], "direct_subgroups": []}
+    await set_group_setting(env, "can_delete_any_message_group", hamlet_group)
+    by_iago = await send_stream_message(env, "iago", "Denmark")
+    assert_error(await env.client("shiva").delete(f"/messages/{by_iago}"), NO_PERMISSION)
+    assert_success(await env.client("hamlet").delete(f"/messages/{by_iago}"))
+
+
 async def test_others_messages_except_ones_own_bots(env: TestEnv) -> None:
-    await _set_realm(env, delete_own_message_policy=EVERYONE)
+    await set_group_setting(env, "can_delete_own_message_group", EVERYONE)
     await env.subscribe("hamlet", "Denmark")
     await env.subscribe("othello", "Denmark")
     by_hamlet = await send_stream_message(env, "hamlet", "Denmark")
@@ -142,7 +162,7 @@ async def test_others_messages_except_ones_own_bots(env: TestEnv) -> None:
 
 
 async def test_time_limit(env: TestEnv) -> None:
-    await _set_realm(env, delete_own_message_policy=EVERYONE)
+    await set_group_setting(env, "can_delete_own_message_group", EVERYONE)
     await env.subscribe("hamlet", "Denmark")
     on_time = await send_stream_message(env, "hamlet", "Denmark")
     late = await send_stream_message(env, "hamlet", "Denmark")

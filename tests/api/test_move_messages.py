@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from hubbub.db.tables import message, recipient, stream, user_message, user_topic
 from hubbub.queries.messages import READ
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import message_flags, send_stream_message
 
@@ -142,12 +143,12 @@ async def test_move_checks(env: TestEnv) -> None:
     assert_error(await _edit(env, "hamlet", mid, stream_id=secret.id), "Invalid stream ID")
     # Administrators too need a subscription to move into a private stream.
     assert_error(await _edit(env, "iago", mid, stream_id=secret.id), "Invalid stream ID")
-    await _set_realm(env, move_messages_between_streams_policy=2)
+    await set_group_setting(env, "can_move_messages_between_channels_group", "role:administrators")
     assert_error(
         await _edit(env, "hamlet", mid, stream_id=verona.id),
         "You don't have permission to move this message",
     )
-    await _set_realm(env, move_messages_between_streams_policy=1)
+    await set_group_setting(env, "can_move_messages_between_channels_group", "role:members")
     async with env.services.db.write() as conn:
         await conn.execute(
             sa.update(stream).where(stream.c.id == verona.id).values(stream_post_policy=2)

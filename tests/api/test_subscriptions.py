@@ -110,7 +110,7 @@ async def test_principal_errors_change_nothing(env: TestEnv) -> None:
         ),
         "No such user",
     )
-    # Guests may not subscribe others (invite_to_stream_policy: members).
+    # Guests may not subscribe others (can_add_subscribers_group: members).
     assert_error(
         await env.client("polonius").post(
             "/users/me/subscriptions",
@@ -194,7 +194,7 @@ async def test_guests_join_only_web_public_streams(env: TestEnv) -> None:
         await polonius.post("/users/me/subscriptions", {"subscriptions": [{"name": "Public"}]}),
         "Unable to access stream (Public).",
     )
-    # Guests cannot create streams either (create_public_stream_policy: members).
+    # Guests cannot create streams either (can_create_public_channel_group: members).
     assert_error(
         await polonius.post("/users/me/subscriptions", {"subscriptions": [{"name": "Mine"}]}),
         "Insufficient permission",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success
 
 
@@ -63,7 +64,7 @@ async def test_create_errors_change_nothing(env: TestEnv) -> None:
     groups = before
     client = env.client("hamlet")
     user_group = await _create(env, "tmp", [])
-    assert_success(await env.client("iago").delete(f"/user_groups/{user_group}"))
+    assert_success(await env.client("desdemona").delete(f"/user_groups/{user_group}"))
     cases: list[tuple[dict[str, Any], str]] = [
         ({"name": "players"}, "User group 'players' already exists."),
         ({"name": "role:x"}, "User group name cannot start with 'role:'."),
@@ -104,19 +105,33 @@ async def test_create_errors_change_nothing(env: TestEnv) -> None:
     assert await _groups(env) == before
 
 
-async def test_user_group_edit_policy(env: TestEnv) -> None:
-    assert_success(await env.client("desdemona").patch("/realm", {"user_group_edit_policy": 4}))
+async def test_create_and_manage_all_groups_settings(env: TestEnv) -> None:
+    """can_create_groups and can_manage_all_groups (feature level 299)."""
+    await set_group_setting(env, "can_create_groups", "role:moderators")
     assert_error(
         await env.client("hamlet").post("/user_groups/create", {"name": "x", "description": ""}),
         "Insufficient permission",
     )
-    await _create(env, "mods", [], user="shiva")
-    assert_success(await env.client("desdemona").patch("/realm", {"user_group_edit_policy": 2}))
+    mods = await _create(env, "mods", [], user="shiva")
+    # Only the realm's owners manage every group by default, administrators included.
     assert_error(
-        await env.client("shiva").patch(
-            f"/user_groups/{(await _groups(env))['mods']['id']}", {"description": "x"}
-        ),
+        await env.client("iago").patch(f"/user_groups/{mods}", {"description": "x"}),
         "Insufficient permission",
+    )
+    assert_success(await env.client("desdemona").patch(f"/user_groups/{mods}", {"name": "m"}))
+    await set_group_setting(env, "can_manage_all_groups", "role:administrators")
+    assert_success(await env.client("iago").patch(f"/user_groups/{mods}", {"description": "x"}))
+    # Outside the setting, a user manages the groups they belong to.
+    assert_error(
+        await env.client("shiva").patch(f"/user_groups/{mods}", {"description": "y"}),
+        "Insufficient permission",
+    )
+    # Guests never create groups, even when the setting names them.
+    guest = {"direct_members": [env.users["polonius"].id], "direct_subgroups": []}
+    await set_group_setting(env, "can_create_groups", guest)
+    assert_error(
+        await env.client("polonius").post("/user_groups/create", {"name": "y", "description": ""}),
+        "Not allowed for guest users",
     )
 
 
@@ -152,13 +167,15 @@ async def test_update(env: TestEnv) -> None:
     before = await _groups(env)
     for target, params, msg in cases:
         assert_error(await client.patch(f"/user_groups/{target}", params), msg)
-    # A member may only change groups they belong to; moderators and admins any group.
-    assert_error(
-        await env.client("othello").patch(f"/user_groups/{group_id}", {"name": "x"}),
-        "Insufficient permission",
-    )
+    # A member may only change groups they belong to; can_manage_all_groups (owners by
+    # default) any group.
+    for outsider in ("othello", "shiva"):
+        assert_error(
+            await env.client(outsider).patch(f"/user_groups/{group_id}", {"name": "x"}),
+            "Insufficient permission",
+        )
     assert await _groups(env) == before
-    assert_success(await env.client("shiva").patch(f"/user_groups/{group_id}", {"name": "s"}))
+    assert_success(await env.client("desdemona").patch(f"/user_groups/{group_id}", {"name": "s"}))
 
 
 async def test_delete(env: TestEnv) -> None:

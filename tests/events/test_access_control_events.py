@@ -18,6 +18,7 @@ from tests.access_table import (
     build_world,
     event_message_ids,
 )
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_success
 
 
@@ -36,8 +37,7 @@ async def test_events_reach_only_readers(env: TestEnv) -> None:
     world = await build_world(env)
     hamlet = env.client("hamlet")
     # Let senders delete their own messages, direct messages included.
-    policy = {"delete_own_message_policy": 5}
-    assert_success(await env.client("desdemona").patch("/realm", policy))
+    await set_group_setting(env, "can_delete_own_message_group", "role:everyone")
     later: dict[int, str] = {}  # message sent after the late subscriptions -> object
     for obj in OBJECTS:
         message_id = world.ids[obj]

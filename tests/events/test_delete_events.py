@@ -14,6 +14,7 @@ from hubbub.events.message_delete_state import apply
 from hubbub.events.queues import DELETE_FORM_MARK, QueueSpec, shape_event
 from hubbub.queries.messages import READ, STARRED
 from tests.events.verify import register, verify_action
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, add_user_message_flags, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
 
@@ -143,7 +144,7 @@ async def test_muted_stream_count(env: TestEnv) -> None:
 async def test_direct_messages_and_recent_conversations(env: TestEnv) -> None:
     hamlet, othello = env.users["hamlet"], env.users["othello"]
     # Senders may delete their own messages.
-    assert_success(await env.client("desdemona").patch("/realm", {"delete_own_message_policy": 5}))
+    await set_group_setting(env, "can_delete_own_message_group", "role:everyone")
     zero = await send_direct_message(env, "othello", ["hamlet"], "zero")
     earlier = await send_direct_message(env, "othello", ["hamlet"], "one")
     newest = await send_direct_message(env, "othello", ["hamlet"], "two")
@@ -204,7 +205,7 @@ async def test_who_hears_of_a_deletion(env: TestEnv) -> None:
 
 
 async def test_protected_history_tells_only_those_who_received(env: TestEnv) -> None:
-    assert_success(await env.client("desdemona").patch("/realm", {"delete_own_message_policy": 5}))
+    await set_group_setting(env, "can_delete_own_message_group", "role:everyone")
     await env.subscribe("hamlet", "Secret", invite_only=True)
     before = await send_stream_message(env, "hamlet", "Secret", "x", "hidden topic")
     await env.subscribe("othello", "Secret")

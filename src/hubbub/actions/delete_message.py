@@ -21,7 +21,7 @@ from hubbub.db.tables import message, recipient, stream, subscription, user_mess
 from hubbub.errors import JsonableError
 from hubbub.events.queues import DELETE_FORM_MARK
 from hubbub.models import Realm, Stream, User
-from hubbub.permissions import has_policy_permission
+from hubbub.permissions import user_has_permission
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from hubbub.queries.messages import access_message
 from hubbub.transaction import Tx
@@ -46,9 +46,10 @@ class _Doomed:
 async def check_delete_message(
     tx: Tx, realm: Realm, acting: User, message_id: int, *, now: float
 ) -> None:
-    """``DELETE /messages/{message_id}``: Zulip 8.0's rules. Administrators may delete any
-    message they can read; others only their own messages (or their bots'), when the
-    realm's ``delete_own_message_policy`` allows them, within
+    """``DELETE /messages/{message_id}``: Zulip 10.2's rules. Members of the realm's
+    ``can_delete_any_message_group`` (feature level 281) may delete any message they can
+    read; others only their own messages (or their bots'), when they belong to
+    ``can_delete_own_message_group`` (feature level 291), within
     ``message_content_delete_limit_seconds`` (null: no limit) of sending."""
     # Lock the row first, so that two concurrent deletions of one message serialize (the
     # second then finds no message) and an edit in flight cannot interleave.
@@ -67,9 +68,9 @@ async def check_delete_message(
             .where(message.c.id == message_id)
         )
     ).one()
-    if not acting.is_realm_admin:
-        check_can_delete_own_message(
-            realm, acting, sender_id=row.sender_id, bot_owner_id=row.bot_owner_id
+    if not await user_has_permission(tx.conn, acting, realm, "can_delete_any_message_group"):
+        await check_can_delete_own_message(
+            tx, realm, acting, sender_id=row.sender_id, bot_owner_id=row.bot_owner_id
         )
         limit = realm.setting("message_content_delete_limit_seconds")
         if limit is not None and now - float(row.date_sent) > limit:
@@ -77,13 +78,13 @@ async def check_delete_message(
     await do_delete_messages(tx, realm.id, [message_id])
 
 
-def check_can_delete_own_message(
-    realm: Realm, acting: User, *, sender_id: int, bot_owner_id: int | None
+async def check_can_delete_own_message(
+    tx: Tx, realm: Realm, acting: User, *, sender_id: int, bot_owner_id: int | None
 ) -> None:
-    # One's own messages and one's bots' messages, and only under the realm's policy.
+    # One's own messages and one's bots' messages, and only under the realm's setting.
     if sender_id != acting.id and bot_owner_id != acting.id:
         raise JsonableError("You don't have permission to delete this message")
-    if not has_policy_permission(acting, int(realm.setting("delete_own_message_policy"))):
+    if not await user_has_permission(tx.conn, acting, realm, "can_delete_own_message_group"):
         raise JsonableError("You don't have permission to delete this message")
 
 

@@ -2,7 +2,7 @@
 alert-word flags recomputed from it.
 
 As in Zulip 8.0 the content is normalized as when sending, except that an edit to nothing
-leaves "(deleted)"; the realm's ``wildcard_mention_policy`` applies as when sending (the
+leaves "(deleted)"; the realm's ``can_mention_many_users_group`` applies as when sending (the
 topic's participants are counted in the message's topic before the edit). Every row of the
 message gets its mention flags recomputed: mentioned by name or through a group,
 stream-wide and topic wildcards, and alert words. Zulip 8.0 never clears

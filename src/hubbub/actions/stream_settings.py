@@ -33,7 +33,7 @@ from hubbub.errors import (
     OrganizationOwnerRequiredError,
 )
 from hubbub.models import SUBSCRIPTION_SETTINGS, Realm, Stream, Subscription, User
-from hubbub.permissions import Policy, has_policy_permission
+from hubbub.permissions import Policy, user_has_permission
 from hubbub.queries.streams import (
     access_stream_by_id,
     can_access_stream_metadata,
@@ -391,7 +391,9 @@ async def check_update_stream(
     if update.is_web_public:
         if not web_public_enabled or not realm.enable_spectator_access:
             raise JsonableError("Web-public streams are not enabled.")
-        if not has_policy_permission(acting, realm.setting("create_web_public_stream_policy")):
+        if not await user_has_permission(
+            tx.conn, acting, realm, "can_create_web_public_channel_group"
+        ):
             raise JsonableError("Insufficient permission")
     retention: int | None = None
     if update.message_retention_days is not None:

@@ -21,7 +21,7 @@ from hubbub.db.tables import stream as stream_table
 from hubbub.db.tables import subscription
 from hubbub.errors import JsonableError
 from hubbub.models import Realm, Stream, User
-from hubbub.permissions import has_policy_permission
+from hubbub.permissions import user_has_permission
 from hubbub.queries.streams import (
     can_access_stream_metadata,
     get_default_stream_ids,
@@ -376,18 +376,24 @@ async def check_can_remove_subscribers_group(
     return group_id
 
 
-def check_create_stream_permission(
-    user: User, realm: Realm, *, invite_only: bool, is_web_public: bool, web_public_enabled: bool
+async def check_create_stream_permission(
+    conn: AsyncConnection,
+    user: User,
+    realm: Realm,
+    *,
+    invite_only: bool,
+    is_web_public: bool,
+    web_public_enabled: bool,
 ) -> None:
     if is_web_public:
         if not web_public_enabled or not realm.enable_spectator_access:
             raise JsonableError("Web-public streams are not enabled.")
-        policy = realm.setting("create_web_public_stream_policy")
+        setting = "can_create_web_public_channel_group"
     elif invite_only:
-        policy = realm.setting("create_private_stream_policy")
+        setting = "can_create_private_channel_group"
     else:
-        policy = realm.setting("create_public_stream_policy")
-    if not has_policy_permission(user, policy):
+        setting = "can_create_public_channel_group"
+    if not await user_has_permission(conn, user, realm, setting):
         raise JsonableError("Insufficient permission")
 
 

@@ -4,7 +4,8 @@ and the user-defined groups of ``/user_groups`` (below).
 Each realm gets the eight system groups when it is created. A user is a *direct* member of
 the groups of their role; the groups nest (owners ⊂ administrators ⊂ moderators ⊂
 fullmembers ⊂ members ⊂ everyone ⊂ internet), so membership of a wider group follows
-through subgroups. hubbub's waiting period is 0 days, so every member is a full member.
+through subgroups. The rows make every member a full member; permission checks follow the
+realm's waiting period instead (``queries/group_settings.py``).
 Stream permissions (``can_remove_subscribers_group``) name these groups.
 """
 
@@ -18,7 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub.db.tables import group_group_membership, user_group, user_group_membership
 from hubbub.errors import JsonableError
 from hubbub.models import Realm, Role, User
-from hubbub.permissions import has_policy_permission
+from hubbub.permissions import user_has_permission
+from hubbub.queries.group_settings import settings_using_group
+from hubbub.queries.realms import get_realm_by_id
 from hubbub.queries.user_groups import (
     access_group_by_id,
     get_direct_member_ids,
@@ -148,10 +151,12 @@ async def do_update_role_groups(tx: Tx, user: User, old_role: Role | None) -> No
 # ---------------------------------------------------------------------------------------
 # User-defined groups: ``/user_groups`` (Zulip 8.0, feature level 237).
 #
-# Who may do what follows Zulip 8.0: reading needs a member (not a guest, not a bot);
-# changing needs the realm's ``user_group_edit_policy``, and then administrators and
-# moderators may change any user-defined group, other users only groups they are a direct
-# member of. System groups change only with roles ("Insufficient permission").
+# Who may do what: reading and changing need a member (not a guest, not a bot); creating
+# needs the realm's ``can_create_groups`` (feature level 299); members of the realm's
+# ``can_manage_all_groups`` may change any user-defined group (level 305), other users only
+# groups they are a direct member of (hubbub's stand-in for Zulip 10.2's per-group
+# ``can_manage_group``, whose default is the group's creator). System groups change only
+# with roles ("Insufficient permission").
 # Every change is one event per kind of change, to every active user of the realm.
 
 MAX_USER_GROUP_NAME_LENGTH = 100
@@ -169,8 +174,16 @@ def check_member_or_admin(user: User) -> None:
 
 
 def check_user_group_edit_permission(user: User, realm: Realm) -> None:
+    """Before changing a group; which groups the user may change ``access_group_for_edit``
+    decides."""
     check_member_or_admin(user)
-    if not has_policy_permission(user, realm.setting("user_group_edit_policy")):
+
+
+async def check_user_group_create_permission(
+    conn: AsyncConnection, user: User, realm: Realm
+) -> None:
+    check_member_or_admin(user)
+    if not await user_has_permission(conn, user, realm, "can_create_groups"):
         raise JsonableError("Insufficient permission")
 
 
@@ -194,7 +207,9 @@ async def access_group_for_edit(conn: AsyncConnection, user: User, group_id: int
     group = await access_group_by_id(conn, user.realm_id, group_id)
     if group.is_system_group:
         raise JsonableError("Insufficient permission")
-    if user.is_realm_admin or user.is_moderator:
+    realm = await get_realm_by_id(conn, user.realm_id)
+    assert realm is not None
+    if await user_has_permission(conn, user, realm, "can_manage_all_groups"):
         return group
     if not await is_direct_member(conn, user.id, group.id):
         raise JsonableError("Insufficient permission")
@@ -243,7 +258,7 @@ async def check_create_user_group(
     members: list[int],
     can_mention_group_id: int | None,
 ) -> int:
-    check_user_group_edit_permission(acting, realm)
+    await check_user_group_create_permission(tx.conn, acting, realm)
     member_ids = await access_users_by_ids(tx.conn, realm.id, members, allow_deactivated=False)
     check_user_group_name(name)
     if can_mention_group_id is not None:
@@ -321,6 +336,12 @@ async def check_update_user_group(
 async def check_delete_user_group(tx: Tx, acting: User, realm: Realm, group_id: int) -> None:
     check_user_group_edit_permission(acting, realm)
     group = await access_group_for_edit(tx.conn, acting, group_id)
+    current = await get_realm_by_id(tx.conn, realm.id)
+    assert current is not None
+    if settings_using_group(current, group.id):
+        # An organization permission names it (its id, or a subgroup of its anonymous
+        # group): deleting it would leave the setting naming no group.
+        raise JsonableError("Cannot deactivate user group in use.")
     # Groups that contain this one lose it as a subgroup; tell clients so before the group
     # goes (Zulip 8.0 drops those links silently, which leaves clients' lists stale).
     for supergroup_id in await get_supergroup_ids(tx.conn, group.id):

@@ -26,7 +26,7 @@ from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
 from hubbub.errors import JsonableError
 from hubbub.models import Stream, User
-from hubbub.permissions import has_policy_permission
+from hubbub.permissions import user_has_permission
 from hubbub.queries.streams import (
     access_stream_by_id,
     access_stream_by_name,
@@ -181,8 +181,8 @@ async def _add_subscriptions(
 ) -> Payload:
     me, realm = req.me, req.my_realm
     users = await _principal_users(tx.conn, me, opts.principals)
-    if any(u.id != me.id for u in users) and not has_policy_permission(
-        me, realm.setting("invite_to_stream_policy")
+    if any(u.id != me.id for u in users) and not await user_has_permission(
+        tx.conn, me, realm, "can_add_subscribers_group"
     ):
         raise JsonableError("Insufficient permission")
     group_id = (
@@ -207,7 +207,8 @@ async def _add_subscriptions(
     if unauthorized and opts.authorization_errors_fatal:
         raise JsonableError(f"Unable to access stream ({unauthorized[0]}).")
     if to_create:
-        check_create_stream_permission(
+        await check_create_stream_permission(
+            tx.conn,
             me,
             realm,
             invite_only=opts.invite_only,

@@ -22,6 +22,10 @@ class StateContext:
     include_subscribers: bool = False
     # ``presences`` keyed by user id (True) or, for old clients, by email (False).
     slim_presence: bool = False
+    # Only users connected within this many days get presences (feature level 288).
+    presence_history_limit_days: int | None = None
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     # The services' clock at the fetch (``server_timestamp``, presence's two-week window).
     now: float | None = None
+    # The server's WEB_PUBLIC_STREAMS_ENABLED: without it nobody creates web-public streams.
+    web_public_streams_enabled: bool = True

@@ -1,0 +1,24 @@
+"""Setting the organization's group-valued permissions in tests, as a client does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hubbub.queries.user_groups import get_group_id_by_name
+from tests.helpers import TestEnv, assert_success
+
+
+async def system_group_id(env: TestEnv, name: str) -> int:
+    """The id of a group of the test realm by name (``role:members``, or a user group)."""
+    async with env.services.db.read() as conn:
+        return await get_group_id_by_name(conn, env.realm.id, name)
+
+
+async def set_group_setting(
+    env: TestEnv, setting: str, value: int | str | dict[str, Any], *, user: str = "desdemona"
+) -> None:
+    """``PATCH /realm`` ``setting`` to ``value``: a group id, a group's name, or an
+    anonymous group; done by an owner, who may change every setting."""
+    if isinstance(value, str):
+        value = await system_group_id(env, value)
+    assert_success(await env.client(user).patch("/realm", {setting: {"new": value}}))
