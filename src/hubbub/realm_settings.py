@@ -8,86 +8,84 @@ own (name, description, ...) are not listed here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-# Zulip's policy values: 1 members, 2 admins, 3 full members, 4 moderators, 5 everyone
-# (the exact set differs per policy).
+if TYPE_CHECKING:
+    from hubbub.models import Realm
+
+# The organization's permissions are group-valued settings since Zulip 10.0; they live in
+# realm_group_settings.py, which also reads the Zulip 8.0 ``*_policy`` values a realm may
+# still store here.
 REALM_SETTING_DEFAULTS: dict[str, Any] = {
-    "add_custom_emoji_policy": 1,
-    "allow_edit_history": True,
     "allow_message_editing": True,
     "avatar_changes_disabled": False,
-    "bot_creation_policy": 1,
-    "create_private_stream_policy": 1,
-    "create_public_stream_policy": 1,
-    "create_web_public_stream_policy": 7,
     "default_code_block_language": "",
     "default_language": "en",
-    "delete_own_message_policy": 2,
     "digest_emails_enabled": False,
     "digest_weekday": 1,
     "disallow_disposable_email_addresses": True,
-    "edit_topic_policy": 5,
     "email_changes_disabled": False,
     "emails_restricted_to_domains": False,
+    # Feature level 348: whether clients warn before a direct message to a guest.
+    "enable_guest_user_dm_warning": True,
     "enable_guest_user_indicator": True,
     "enable_read_receipts": True,
     "giphy_rating": 2,
     "inline_image_preview": True,
     "inline_url_embed_preview": False,
     "invite_required": True,
-    "invite_to_realm_policy": 1,
-    "invite_to_stream_policy": 1,
     "jitsi_server_url": None,
     "mandatory_topics": False,
     "message_content_allowed_in_email_notifications": True,
     "message_content_delete_limit_seconds": 600,
     "message_content_edit_limit_seconds": 600,
+    # Feature level 358; read it with message_edit_history_policy, which knows the
+    # ``allow_edit_history`` boolean it replaced.
+    "message_edit_history_visibility_policy": "all",
     # -1 means "unlimited" (keep forever), as in Zulip.
     "message_retention_days": -1,
     "move_messages_between_streams_limit_seconds": 604800,
-    "move_messages_between_streams_policy": 1,
     "move_messages_within_stream_limit_seconds": 259200,
     "name_changes_disabled": False,
     "org_type": 0,
     "presence_disabled": False,
-    "private_message_policy": 1,
+    # Feature level 246: full names must differ (see check_unique_full_name).
+    "require_unique_names": False,
     "send_welcome_emails": True,
-    "user_group_edit_policy": 1,
     "video_chat_provider": 1,
     "waiting_period_threshold": 0,
     "want_advertise_in_communities_directory": False,
-    "wildcard_mention_policy": 5,
 }
 
-# The values each ``*_policy`` (and other choice) setting accepts in Zulip 8.0. An integer
-# outside its set is refused with Zulip's check_int_in wording ("Invalid <name>").
-COMMON_POLICY = (1, 2, 3, 4)  # members, admins, full members, moderators
+# The values each choice setting accepts. An integer outside its set is refused with
+# Zulip's check_int_in wording ("Invalid <name>").
 POLICY_CHOICES: dict[str, tuple[int, ...]] = {
-    "add_custom_emoji_policy": COMMON_POLICY,
-    "create_private_stream_policy": COMMON_POLICY,
-    "create_public_stream_policy": COMMON_POLICY,
-    "invite_to_stream_policy": COMMON_POLICY,
-    "user_group_edit_policy": COMMON_POLICY,
-    # ... plus 6 (nobody).
-    "invite_to_realm_policy": (*COMMON_POLICY, 6),
-    "move_messages_between_streams_policy": (*COMMON_POLICY, 6),
-    # ... plus 5 (everyone).
-    "delete_own_message_policy": (*COMMON_POLICY, 5),
-    "edit_topic_policy": (*COMMON_POLICY, 5),
-    # admins, moderators, nobody, owners.
-    "create_web_public_stream_policy": (2, 4, 6, 7),
-    # unlimited, disabled.
-    "private_message_policy": (1, 2),
-    # everyone, members, full members, admins, nobody, moderators (4, the retired
-    # "stream admins" value, is refused as in Zulip 8.0).
-    "wildcard_mention_policy": (1, 2, 3, 5, 6, 7),
-    # everyone, generic bots only, admins only.
-    "bot_creation_policy": (1, 2, 3),
     "digest_weekday": (0, 1, 2, 3, 4, 5, 6),
     # Zulip's Realm.ORG_TYPES ids.
     "org_type": (0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000),
 }
+
+# The values of message_edit_history_visibility_policy (feature level 358).
+EDIT_HISTORY_POLICIES = ("all", "moves", "none")
+
+# Keys an older hubbub stored in ``realm.settings`` for a setting that has since replaced
+# them; storing the new setting drops them.
+LEGACY_SETTING_KEYS: dict[str, tuple[str, ...]] = {
+    "message_edit_history_visibility_policy": ("allow_edit_history",),
+}
+
+
+def message_edit_history_policy(realm: Realm) -> str:
+    """The realm's edit-history visibility: "all", "moves" or "none". A realm that stored
+    the Zulip 8.0 ``allow_edit_history`` boolean (replaced at feature level 358) reads as
+    "all" for true and "none" for false, so no data migration is needed."""
+    policy = realm.settings.get("message_edit_history_visibility_policy")
+    if policy in EDIT_HISTORY_POLICIES:
+        return str(policy)
+    if realm.settings.get("allow_edit_history") is False:
+        return "none"
+    return "all"
+
 
 # The video call providers this server offers (/register realm_available_video_chat_providers).
 VIDEO_CHAT_PROVIDER_IDS = (0, 1)
@@ -100,7 +98,6 @@ OWNER_ONLY_SETTINGS = frozenset(
         "disallow_disposable_email_addresses",
         "emails_restricted_to_domains",
         "invite_required",
-        "invite_to_realm_policy",
         "message_retention_days",
         "waiting_period_threshold",
     }
@@ -109,9 +106,7 @@ OWNER_ONLY_SETTINGS = frozenset(
 # Settings whose ``realm`` event is ``update_dict`` rather than ``update``, for historical
 # reasons (Zulip 8.0's do_set_realm_property; one event per changed setting since feature
 # level 150).
-UPDATE_DICT_SETTINGS = frozenset(
-    {"allow_message_editing", "edit_topic_policy", "message_content_edit_limit_seconds"}
-)
+UPDATE_DICT_SETTINGS = frozenset({"allow_message_editing", "message_content_edit_limit_seconds"})
 
 # Time limits that take a positive number of seconds or "unlimited" (stored as None).
 TIME_LIMIT_SETTINGS = (

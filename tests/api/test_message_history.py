@@ -86,7 +86,11 @@ async def test_history_disabled(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "one")
     await _edit(env, "hamlet", mid, content="two")
-    assert_success(await env.client("desdemona").patch("/realm", {"allow_edit_history": False}))
+    assert_success(
+        await env.client("desdemona").patch(
+            "/realm", {"message_edit_history_visibility_policy": "none"}
+        )
+    )
     for user in ("hamlet", "desdemona"):
         assert_error(
             await env.client(user).get(f"/messages/{mid}/history"),

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
+from hubbub.db.tables import realm as realm_table
 from hubbub.models import Realm
 from hubbub.queries.realms import get_realm_by_id
+from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
 from tests.helpers import TestEnv, assert_error, assert_success
 
@@ -53,22 +56,13 @@ SETTINGS: list[tuple[str, Any, Any]] = [
     # (name, value sent, value stored/reported)
     ("enable_spectator_access", True, True),
     ("allow_message_editing", False, False),
-    ("allow_edit_history", False, False),
+    ("message_edit_history_visibility_policy", "moves", "moves"),
+    ("message_edit_history_visibility_policy", "none", "none"),
+    ("require_unique_names", True, True),
+    ("enable_guest_user_dm_warning", False, False),
     ("mandatory_topics", True, True),
     ("default_language", "de", "de"),
     ("default_code_block_language", "python", "python"),
-    ("add_custom_emoji_policy", 2, 2),
-    ("create_public_stream_policy", 4, 4),
-    ("create_private_stream_policy", 3, 3),
-    ("create_web_public_stream_policy", 2, 2),
-    ("invite_to_stream_policy", 2, 2),
-    ("user_group_edit_policy", 4, 4),
-    ("delete_own_message_policy", 5, 5),
-    ("edit_topic_policy", 2, 2),
-    ("move_messages_between_streams_policy", 6, 6),
-    ("private_message_policy", 2, 2),
-    ("wildcard_mention_policy", 7, 7),
-    ("bot_creation_policy", 3, 3),
     ("digest_weekday", 0, 0),
     ("org_type", 35, 35),
     ("video_chat_provider", 0, 0),
@@ -110,7 +104,6 @@ async def test_each_setting(env: TestEnv, name: str, sent: Any, stored: Any) -> 
 async def test_owner_only_settings(env: TestEnv) -> None:
     owner_only = {
         "invite_required": False,
-        "invite_to_realm_policy": 2,
         "emails_restricted_to_domains": True,
         "disallow_disposable_email_addresses": False,
         "waiting_period_threshold": 3,
@@ -157,12 +150,6 @@ async def test_validation_errors_change_nothing(env: TestEnv) -> None:
     cases: list[tuple[dict[str, Any], str]] = [
         ({"name": "x" * 41}, "name is too long (limit: 40 characters)"),
         ({"description": "x" * 1001}, "description is too long (limit: 1000 characters)"),
-        ({"create_public_stream_policy": 5}, "Invalid create_public_stream_policy"),
-        ({"create_web_public_stream_policy": 1}, "Invalid create_web_public_stream_policy"),
-        ({"invite_to_stream_policy": "x"}, "invite_to_stream_policy is not valid JSON"),
-        ({"wildcard_mention_policy": 4}, "Invalid wildcard_mention_policy"),
-        ({"private_message_policy": 3}, "Invalid private_message_policy"),
-        ({"bot_creation_policy": 0}, "Invalid bot_creation_policy"),
         ({"digest_weekday": 7}, "Invalid digest_weekday"),
         ({"org_type": 11}, "Invalid org_type"),
         ({"allow_message_editing": "yes"}, "allow_message_editing is not valid JSON"),
@@ -179,6 +166,12 @@ async def test_validation_errors_change_nothing(env: TestEnv) -> None:
             "Bad value for 'message_content_delete_limit_seconds': forever",
         ),
         ({"jitsi_server_url": '"not a url"'}, "jitsi_server_url is not an allowed_type"),
+        (
+            {"message_edit_history_visibility_policy": "always"},
+            "Invalid message_edit_history_visibility_policy",
+        ),
+        ({"require_unique_names": "yes"}, "require_unique_names is not valid JSON"),
+        ({"enable_guest_user_dm_warning": 1}, "enable_guest_user_dm_warning is not a boolean"),
         # A valid setting next to an invalid one is not stored either.
         ({"name": "Elsinore", "digest_weekday": -1}, "Invalid digest_weekday"),
     ]
@@ -219,13 +212,68 @@ async def test_defaults_round_trip(env: TestEnv) -> None:
     assert (await _realm(env)).settings == {}
 
 
-async def test_policy_changes_permission_flags(env: TestEnv) -> None:
+async def test_group_setting_changes_permission_flags(env: TestEnv) -> None:
     state = assert_success(
         await env.client("hamlet").post("/register", {"fetch_event_types": ["realm_user"]})
     )
     assert state["can_create_public_streams"] is True
-    assert_success(await _patch(env, {"create_public_stream_policy": 2}))
+    admins = await _system_group_id(env, "role:administrators")
+    assert_success(await _patch(env, {"can_create_public_channel_group": {"new": admins}}))
     state = assert_success(
         await env.client("hamlet").post("/register", {"fetch_event_types": ["realm_user"]})
     )
     assert state["can_create_public_streams"] is False
+
+
+async def _system_group_id(env: TestEnv, name: str) -> int:
+    async with env.services.db.read() as conn:
+        return await get_group_id_by_name(conn, env.realm.id, name)
+
+
+async def test_new_settings_defaults_in_register(env: TestEnv) -> None:
+    state = await _state(env)
+    assert state["realm_require_unique_names"] is False
+    assert state["realm_enable_guest_user_dm_warning"] is True
+    assert state["realm_message_edit_history_visibility_policy"] == "all"
+    assert state["realm_allow_edit_history"] is True
+
+
+async def test_allow_edit_history_follows_the_policy(env: TestEnv) -> None:
+    """``realm_allow_edit_history`` (deprecated at feature level 358) is still sent."""
+    for policy, allowed in [("moves", True), ("none", False), ("all", True)]:
+        assert_success(await _patch(env, {"message_edit_history_visibility_policy": policy}))
+        state = await _state(env)
+        assert state["realm_message_edit_history_visibility_policy"] == policy
+        assert state["realm_allow_edit_history"] is allowed
+    # Back at the default, nothing is stored.
+    assert (await _realm(env)).settings == {}
+
+
+async def test_allow_edit_history_parameter_is_ignored(env: TestEnv) -> None:
+    """Zulip 10.2's update_realm no longer takes the boolean (feature level 358)."""
+    body = assert_success(await _patch(env, {"allow_edit_history": False}))
+    assert body["ignored_parameters_unsupported"] == ["allow_edit_history"]
+    assert (await _realm(env)).settings == {}
+    assert (await _state(env))["realm_message_edit_history_visibility_policy"] == "all"
+
+
+async def test_stored_allow_edit_history_reads_as_policy(env: TestEnv) -> None:
+    """A realm that stored the Zulip 8.0 boolean false reads as "none" with no migration;
+    setting the policy replaces the old key."""
+    await env.write_elsewhere(
+        sa.update(realm_table)
+        .where(realm_table.c.id == env.realm.id)
+        .values(settings='{"allow_edit_history":false}')
+    )
+    state = await _state(env)
+    assert state["realm_message_edit_history_visibility_policy"] == "none"
+    assert state["realm_allow_edit_history"] is False
+    # Asking for "none" again changes nothing.
+    body = assert_success(await _patch(env, {"message_edit_history_visibility_policy": "none"}))
+    assert "message_edit_history_visibility_policy" not in body
+    body = assert_success(await _patch(env, {"message_edit_history_visibility_policy": "all"}))
+    assert body["message_edit_history_visibility_policy"] == "updated"
+    assert (await _realm(env)).settings == {}
+    state = await _state(env)
+    assert state["realm_message_edit_history_visibility_policy"] == "all"
+    assert state["realm_allow_edit_history"] is True

@@ -18,10 +18,12 @@ from tests.helpers import TestEnv, assert_success
         ("enable_spectator_access", True),
         ("message_retention_days", 30),
         ("allow_message_editing", False),
-        ("create_public_stream_policy", 2),
-        ("create_web_public_stream_policy", 6),
+        ("waiting_period_threshold", 3),
         ("jitsi_server_url", "https://jitsi.example.com"),
         ("message_content_edit_limit_seconds", None),
+        ("require_unique_names", True),
+        ("enable_guest_user_dm_warning", False),
+        ("message_edit_history_visibility_policy", "none"),
     ],
 )
 async def test_realm_property_update(env: TestEnv, name: str, value: Any) -> None:
@@ -64,25 +66,28 @@ def _without_id(event: dict[str, Any]) -> dict[str, Any]:
         ({"waiting_period_threshold": 10}, [("update", "waiting_period_threshold", 10)]),
         ({"message_retention_days": 5}, [("update", "message_retention_days", 5)]),
         (
-            {"create_web_public_stream_policy": 2},
-            [("update", "create_web_public_stream_policy", 2)],
-        ),
-        ({"invite_to_stream_policy": 2}, [("update", "invite_to_stream_policy", 2)]),
-        (
             {"jitsi_server_url": '"https://j.example.com"'},
             [("update", "jitsi_server_url", "https://j.example.com")],
         ),
         # The message-editing settings keep their historical update_dict format.
         ({"allow_message_editing": False}, [("update_dict", "allow_message_editing", False)]),
-        ({"edit_topic_policy": 4}, [("update_dict", "edit_topic_policy", 4)]),
         (
             {"message_content_edit_limit_seconds": '"unlimited"'},
             [("update_dict", "message_content_edit_limit_seconds", None)],
         ),
         # One event per changed setting, in the order sent.
         (
-            {"mandatory_topics": True, "allow_edit_history": False, "name": "Hubbub"},
-            [("update", "mandatory_topics", True), ("update", "allow_edit_history", False)],
+            {"mandatory_topics": True, "require_unique_names": True, "name": "Hubbub"},
+            [("update", "mandatory_topics", True), ("update", "require_unique_names", True)],
+        ),
+        # Feature levels 348 and 358.
+        (
+            {"enable_guest_user_dm_warning": False},
+            [("update", "enable_guest_user_dm_warning", False)],
+        ),
+        (
+            {"message_edit_history_visibility_policy": "moves"},
+            [("update", "message_edit_history_visibility_policy", "moves")],
         ),
     ],
 )
@@ -116,13 +121,23 @@ async def test_patch_realm_events_reach_everyone(env: TestEnv) -> None:
     await verify_action(env, env.users["hamlet"], _patch(env, {"name": "Hubbub"}), num_events=0)
 
 
-async def test_policy_event_updates_permission_flags(env: TestEnv) -> None:
-    await verify_action(
-        env,
-        env.users["hamlet"],
-        _patch(env, {"create_public_stream_policy": 2, "invite_to_realm_policy": 4}),
-        num_events=2,
-    )
-    await verify_action(
-        env, env.users["shiva"], _patch(env, {"invite_to_realm_policy": 1}), num_events=1
-    )
+async def test_edit_history_policy_event_updates_legacy_key(env: TestEnv) -> None:
+    """One ``update`` event keeps both the policy and the deprecated
+    ``realm_allow_edit_history`` (feature level 358) current."""
+    hamlet = env.users["hamlet"]
+    for policy, allowed in [("none", False), ("moves", True), ("all", True)]:
+        before = assert_success(
+            await env.client(hamlet).post("/register", {"fetch_event_types": ["realm"]})
+        )
+        events = await verify_action(
+            env,
+            hamlet,
+            _patch(env, {"message_edit_history_visibility_policy": policy}),
+            num_events=1,
+        )
+        assert events[0]["value"] == policy
+        after = assert_success(
+            await env.client(hamlet).post("/register", {"fetch_event_types": ["realm"]})
+        )
+        assert after["realm_allow_edit_history"] is allowed
+        assert before["realm_allow_edit_history"] is not allowed or policy == "all"

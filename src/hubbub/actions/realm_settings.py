@@ -16,6 +16,10 @@ from typing import Any
 import orjson
 import sqlalchemy as sa
 
+from hubbub.actions.realm_group_settings import (
+    check_realm_group_setting_changes,
+    do_set_realm_group_settings,
+)
 from hubbub.actions.streams import parse_message_retention_days
 from hubbub.db.tables import realm as realm_table
 from hubbub.errors import (
@@ -26,15 +30,19 @@ from hubbub.errors import (
 from hubbub.models import Realm, User
 from hubbub.queries.realms import get_realm_by_id
 from hubbub.queries.users import list_active_users
+from hubbub.realm_group_settings import REALM_PERMISSION_GROUP_SETTINGS
 from hubbub.realm_settings import (
+    EDIT_HISTORY_POLICIES,
     GIPHY_RATING_IDS,
     LANGUAGE_CODES,
+    LEGACY_SETTING_KEYS,
     MAX_JITSI_SERVER_URL_LENGTH,
     OWNER_ONLY_SETTINGS,
     REALM_SETTING_DEFAULTS,
     TIME_LIMIT_SETTINGS,
     UPDATE_DICT_SETTINGS,
     VIDEO_CHAT_PROVIDER_IDS,
+    message_edit_history_policy,
 )
 from hubbub.transaction import Tx
 
@@ -45,6 +53,8 @@ COLUMN_SETTINGS = frozenset({"name", "description", "enable_spectator_access"})
 def realm_property(realm: Realm, name: str) -> Any:
     if name in COLUMN_SETTINGS:
         return getattr(realm, name)
+    if name == "message_edit_history_visibility_policy":
+        return message_edit_history_policy(realm)
     return realm.setting(name)
 
 
@@ -65,6 +75,8 @@ async def do_set_realm_property(tx: Tx, realm: Realm, name: str, value: Any) -> 
             )
         ).scalar_one()
         settings = orjson.loads(current or "{}")
+        for legacy in LEGACY_SETTING_KEYS.get(name, ()):
+            settings.pop(legacy, None)
         if value == REALM_SETTING_DEFAULTS[name]:
             settings.pop(name, None)
         else:
@@ -126,6 +138,9 @@ def _validate(user: User, requested: dict[str, Any]) -> dict[str, Any]:
     provider = values.get("video_chat_provider")
     if provider is not None and provider not in VIDEO_CHAT_PROVIDER_IDS:
         raise JsonableError(f"Invalid video_chat_provider {provider}")
+    policy = values.get("message_edit_history_visibility_policy")
+    if policy is not None and policy not in EDIT_HISTORY_POLICIES:
+        raise JsonableError("Invalid message_edit_history_visibility_policy")
     rating = values.get("giphy_rating")
     if rating is not None and rating not in GIPHY_RATING_IDS:
         raise JsonableError(f"Invalid giphy_rating {rating}")
@@ -149,14 +164,20 @@ async def check_update_realm(
     range-checked). Returns the response data: each changed setting and its new value."""
     if not user.is_realm_admin:
         raise OrganizationAdminRequiredError()
-    values = _validate(user, requested)
+    groups = {k: v for k, v in requested.items() if k in REALM_PERMISSION_GROUP_SETTINGS}
+    values = _validate(user, {k: v for k, v in requested.items() if k not in groups})
     # Read the realm inside the write, so two requests in a row see each other's changes.
     current = await get_realm_by_id(tx.conn, realm.id)
     assert current is not None
+    # The group settings too are checked before anything is stored, and applied after the
+    # others, as Zulip 10.2 does.
+    group_changes = await check_realm_group_setting_changes(tx, current, user, groups)
     data: dict[str, Any] = {}
     for name, value in values.items():
         if realm_property(current, name) == value:
             continue
         current = await do_set_realm_property(tx, current, name, value)
         data[name] = "updated" if isinstance(value, str) else value
+    await do_set_realm_group_settings(tx, current, group_changes)
+    data.update(group_changes)
     return data

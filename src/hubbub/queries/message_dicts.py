@@ -29,10 +29,12 @@ from hubbub.db.tables import (
 )
 from hubbub.markdown import Linkifier, RenderContext, topic_links
 from hubbub.models import Realm, User
+from hubbub.queries.edit_history_visibility import visible_edit_history
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.people import KeptPeople
 from hubbub.queries.reactions import get_reaction_dicts, get_submessage_dicts
 from hubbub.queries.user_dicts import avatar_url
+from hubbub.realm_settings import message_edit_history_policy
 
 # recipient.type values, Zulip's numbering.
 RECIPIENT_PERSONAL = 1
@@ -278,8 +280,8 @@ async def get_message_dicts(
     reactions = await get_reaction_dicts(conn, found_ids)
     submessages = await get_submessage_dicts(conn, found_ids)
     result: dict[int, dict[str, Any]] = {}
-    # The realm's allow_edit_history, read on the first edited message.
-    history_shown: bool | None = None
+    # The realm's message_edit_history_visibility_policy, read on the first edited message.
+    history_policy: str | None = None
     for row in rows:
         item = _message_dict(
             row.id,
@@ -296,12 +298,16 @@ async def get_message_dicts(
         )
         if row.last_edit_time is not None:
             item["last_edit_timestamp"] = int(row.last_edit_time)
-            if row.edit_history and history_shown is None:
+            if row.edit_history and history_policy is None:
                 query = sa.select(realm).where(realm.c.id == viewer.realm_id)
                 found = Realm.from_row((await conn.execute(query)).one())
-                history_shown = bool(found.setting("allow_edit_history"))
-            # Zulip leaves the history out where the realm hides it.
-            if row.edit_history and history_shown:
-                item["edit_history"] = orjson.loads(row.edit_history)
+                history_policy = message_edit_history_policy(found)
+            # Zulip leaves the history out where the realm hides it, and keeps only the
+            # moves under "moves" (feature level 358).
+            if row.edit_history and history_policy != "none":
+                assert history_policy is not None
+                item["edit_history"] = visible_edit_history(
+                    history_policy, orjson.loads(row.edit_history)
+                )
         result[row.id] = item
     return result
