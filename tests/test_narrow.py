@@ -20,11 +20,19 @@ from hubbub.db.tables import (
     user_topic,
 )
 from hubbub.errors import BadNarrowError, JsonableError
-from hubbub.narrow import NarrowTerm, check_narrow, parse_narrow, queue_narrow_matches
+from hubbub.narrow import (
+    ConversationKinds,
+    NarrowTerm,
+    check_narrow,
+    parse_narrow,
+    queue_narrow_matches,
+)
 from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries.messages import IS_PRIVATE, MENTIONED, READ, STARRED
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
+
+_BOTH = "No message can be both a channel message and direct message"
 
 # --- parsing -------------------------------------------------------------------------
 
@@ -89,7 +97,9 @@ def test_malformed_terms(narrow: list[Any], message: str) -> None:
         ([["is", "bogus"]], "unknown 'is' operand bogus"),
         ([["has", "bogus"]], "unknown 'has' operand bogus"),
         ([["in", "bogus"]], "unknown 'in' operand bogus"),
-        ([["streams", "bogus"]], "unknown streams operand bogus"),
+        ([["streams", "bogus"]], "unknown channels operand bogus"),
+        ([["channels", "bogus"]], "unknown channels operand bogus"),
+        ([["-pm_with2", "x"]], "unknown operator pm_with2"),
     ],
 )
 def test_unknown_operators_and_operands(narrow: list[Any], desc: str) -> None:
@@ -111,6 +121,76 @@ def test_check_narrow_stores_the_legacy_form() -> None:
     with pytest.raises(JsonableError) as info:
         check_narrow([["search", "x"]])
     assert info.value.msg == "Operator search not supported."
+
+
+def test_channel_and_legacy_spellings() -> None:
+    """``channel``/``channels`` (feature level 250) and the underscore spellings Zulip 10.2
+    still dispatches are the same operators; the underscore ones take only strings."""
+    terms = parse_narrow(
+        [
+            {"operator": "channel", "operand": 5},
+            ["channels", "public"],
+            ["pm_with", "iago@example.com"],
+            ["-group_pm_with", "iago@example.com"],
+            {"operator": "with", "operand": "12"},
+        ]
+    )
+    assert terms == [
+        NarrowTerm("stream", 5),
+        NarrowTerm("streams", "public"),
+        NarrowTerm("dm", "iago@example.com"),
+        NarrowTerm("group-pm-with", "iago@example.com", negated=True),
+        NarrowTerm("with", "12"),
+    ]
+    assert [t.name for t in terms] == ["channel", "channels", "pm_with", "group_pm_with", "with"]
+    for operator in ("pm_with", "group_pm_with"):
+        with pytest.raises(JsonableError) as info:
+            parse_narrow([{"operator": operator, "operand": [3]}])
+        assert info.value.msg == 'narrow[0]["operand"] is not a string'
+    with pytest.raises(JsonableError) as info:
+        parse_narrow([{"operator": "with", "operand": [3]}])
+    assert info.value.msg == 'narrow[0]["operand"] is not a string or an integer'
+
+
+def test_queue_narrow_spellings_and_the_empty_topic() -> None:
+    assert check_narrow([["channel", "Verona"], ["topic", "general chat"]]) == [
+        ["stream", "Verona"],
+        ["topic", ""],
+    ]
+    with pytest.raises(JsonableError) as info:
+        check_narrow([["with", "3"]])
+    assert info.value.msg == "Operator with not supported."
+    with pytest.raises(JsonableError) as info:
+        check_narrow([["pm-with", "iago@example.com"]])
+    assert info.value.msg == "Operator pm-with not supported."
+
+
+@pytest.mark.parametrize(
+    ("narrow", "both"),
+    [
+        ([["stream", "a"], ["dm", "b"]], True),
+        ([["dm", "b"], ["topic", "a"]], True),
+        ([["streams", "public"], ["is", "dm"]], True),
+        ([["-is", "dm"], ["dm-including", "b"]], True),
+        ([["is", "private"], ["-is", "private"]], True),
+        ([["group-pm-with", "b"], ["channel", "a"]], True),
+        ([["-stream", "a"], ["dm", "b"]], False),
+        ([["stream", "a"], ["-dm", "b"]], False),
+        ([["stream", "a"], ["topic", "b"], ["sender", "c"], ["is", "starred"]], False),
+        ([["dm", "b"], ["dm-including", "c"], ["is", "dm"]], False),
+    ],
+)
+def test_stream_and_direct_message_terms_conflict(narrow: list[Any], both: bool) -> None:
+    kinds = ConversationKinds()
+    terms = parse_narrow(narrow)
+    if not both:
+        for term in terms:
+            kinds.note(term)
+        return
+    with pytest.raises(BadNarrowError) as info:
+        for term in terms:
+            kinds.note(term)
+    assert info.value.msg == f"Invalid narrow operator: {_BOTH}"
 
 
 STREAM_MESSAGE = {
@@ -300,20 +380,26 @@ async def world(env: TestEnv) -> World:
     [
         ([], ["m1", "m2", "m4", "m5", "m8"]),
         ([["stream", "Verona"]], ["m1", "m2", "m3", "m8"]),
+        ([["channel", "Verona"]], ["m1", "m2", "m3", "m8"]),
         ([["stream", "verona"], ["topic", "GREETINGS"]], ["m1"]),
         ([["stream", "secret"]], ["m6"]),
         ([["stream", "nohist"]], []),
         ([["streams", "public"]], ["m1", "m2", "m3", "m8"]),
+        ([["channels", "public"]], ["m1", "m2", "m3", "m8"]),
+        ([["-channels", "public"]], ["m4", "m5"]),
         ([["streams", "web-public"]], []),
         ([["-stream", "Verona"]], ["m4", "m5"]),
         ([["sender", "othello@example.com"]], ["m1", "m2", "m4"]),
         ([["dm", "othello@example.com"]], ["m4"]),
         ([{"operator": "dm", "operand": "othello@example.com,iago@example.com"}], ["m5"]),
         ([["pm-with", "iago@example.com"]], []),
+        ([["pm_with", "othello@example.com"]], ["m4"]),
+        ([["group_pm_with", "iago@example.com"]], ["m5"]),
         ([["dm-including", "othello@example.com"]], ["m4", "m5"]),
         ([["dm-including", "hamlet@example.com"]], ["m4", "m5"]),
         ([["group-pm-with", "iago@example.com"]], ["m5"]),
         ([["is", "dm"]], ["m4", "m5"]),
+        ([["-is", "dm"]], ["m1", "m2", "m8"]),
         ([["is", "private"]], ["m4", "m5"]),
         ([["is", "starred"]], ["m2"]),
         ([["stream", "Verona"], ["is", "starred"]], ["m2"]),
@@ -349,6 +435,42 @@ async def test_id_operand_and_ids(world: World) -> None:
     ) == ["m4"]
 
 
+async def test_the_empty_topic_is_a_streams_only(world: World) -> None:
+    """Direct messages store no topic (""), yet ``topic:""`` finds only stream messages
+    in the empty topic (feature level 334), and so does its display name."""
+    verona = await world.env.subscribe("othello", "Verona")
+    async with world.env.services.db.write() as conn:
+        rv = await _recipient(conn, 2, verona.id)
+    await world.add("m9", "othello", rv, {"othello": READ, "hamlet": 0}, topic="")
+    assert await world.narrow_ids("hamlet", [["topic", ""]]) == ["m9"]
+    assert await world.narrow_ids("hamlet", [["topic", "general chat"]]) == ["m9"]
+    assert await world.narrow_ids("hamlet", [["stream", "Verona"], ["topic", ""]]) == ["m9"]
+    assert await world.narrow_ids("hamlet", [["-topic", ""]]) == ["m1", "m2", "m4", "m5", "m8"]
+    # Only the first topic term is read so (as Zulip).
+    assert await world.narrow_ids("hamlet", [["topic", ""], ["topic", "general chat"]]) == []
+
+
+async def test_muted_streams_count_in_a_narrow_to_them(world: World) -> None:
+    """``in:home`` and ``is:muted`` (feature level 366) judge a muted stream whatever
+    stream the narrow names, as Zulip's ``by_in``/``by_is`` do."""
+    verona = await world.env.subscribe("hamlet", "Verona")
+    async with world.env.services.db.write() as conn:
+        await conn.execute(
+            subscription.update()
+            .where(
+                subscription.c.user_profile_id == world.uid("hamlet"),
+                subscription.c.stream_id == verona.id,
+            )
+            .values(is_muted=True)
+        )
+    everything = ["m1", "m2", "m3", "m8"]
+    assert await world.narrow_ids("hamlet", [["stream", "Verona"]]) == everything
+    assert await world.narrow_ids("hamlet", [["stream", "Verona"], ["is", "muted"]]) == everything
+    assert await world.narrow_ids("hamlet", [["stream", "Verona"], ["in", "home"]]) == []
+    assert await world.narrow_ids("hamlet", [["is", "muted"]]) == ["m1", "m2", "m8"]
+    assert await world.narrow_ids("hamlet", [["-is", "muted"]]) == ["m4", "m5"]
+
+
 async def test_guest_sees_no_public_history(world: World) -> None:
     assert await world.narrow_ids("polonius", [["stream", "Verona"]]) == []
 
@@ -368,11 +490,19 @@ async def test_unsubscribed_user_loses_private_history(world: World) -> None:
 @pytest.mark.parametrize(
     ("narrow", "desc"),
     [
-        ([["stream", "nowhere"]], "unknown stream nowhere"),
+        ([["stream", "nowhere"]], "unknown channel nowhere"),
+        ([["channel", "nowhere"]], "unknown channel nowhere"),
         ([["sender", "nobody@example.com"]], "unknown user nobody@example.com"),
         ([["dm", "nobody@example.com"]], "unknown user in nobody@example.com"),
         ([{"operator": "dm", "operand": [99999]}], "unknown user in [99999]"),
         ([["id", "x1"]], "Invalid message ID"),
+        ([["id", "2147483648"]], "Invalid message ID"),
+        ([{"operator": "id", "operand": -3}], "Invalid message ID"),
+        ([["stream", "Verona"], ["dm", "nobody@example.com"]], _BOTH),
+        (
+            [["dm", "nobody@example.com"], ["stream", "Verona"]],
+            "unknown user in nobody@example.com",
+        ),
     ],
 )
 async def test_unknown_names(world: World, narrow: list[Any], desc: str) -> None:

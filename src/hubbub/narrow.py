@@ -8,14 +8,19 @@ A narrow is a list of terms, each ``{"operator", "operand", "negated"}`` or the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from hubbub.errors import BadNarrowError, JsonableError
+from hubbub.errors import ApiError, BadNarrowError, JsonableError
+from hubbub.topic_names import interpret_topic_name
 
 # Operators whose operand may be an id (feature level 177 for dm-including/sender ids,
-# 194 for ``id`` given as an integer); ``dm``/``pm-with`` take a list of user ids.
-ID_OPERATORS = frozenset({"stream", "id", "sender", "group-pm-with", "dm-including"})
+# 194 for ``id`` given as an integer, 250 for ``channel``, 271 for ``with``); ``dm`` and
+# ``pm-with`` take a list of user ids. Checked by the operator as the client spelled it:
+# Zulip 10.2 takes only strings for the underscore spellings.
+ID_OPERATORS = frozenset(
+    {"stream", "channel", "id", "sender", "group-pm-with", "dm-including", "with"}
+)
 IDS_OPERATORS = frozenset({"dm", "pm-with"})
 
 OPERATORS = frozenset(
@@ -25,7 +30,6 @@ OPERATORS = frozenset(
         "topic",
         "sender",
         "dm",
-        "pm-with",
         "dm-including",
         "group-pm-with",
         "is",
@@ -34,10 +38,19 @@ OPERATORS = frozenset(
         "id",
         "near",
         "search",
+        "with",
     }
 )
-# Legacy spellings of the same operators.
-OPERATOR_ALIASES = {"subject": "topic", "pm-with": "dm"}
+# Other spellings of the same operators: ``channel``/``channels`` (feature level 250),
+# the legacy direct-message names, and the underscore forms Zulip 10.2 still dispatches.
+OPERATOR_ALIASES = {
+    "subject": "topic",
+    "channel": "stream",
+    "channels": "streams",
+    "pm-with": "dm",
+    "pm_with": "dm",
+    "group_pm_with": "group-pm-with",
+}
 IS_OPERANDS = frozenset(
     {
         "dm",
@@ -55,6 +68,9 @@ HAS_OPERANDS = frozenset({"link", "image", "attachment", "reaction"})
 IN_OPERANDS = frozenset({"home", "all"})
 STREAMS_OPERANDS = frozenset({"public", "web-public"})
 
+# Message ids are 32-bit (Zulip's ``MAX_POSSIBLE_MESSAGE_ID``).
+MAX_MESSAGE_ID = 2**31 - 1
+
 # Zulip marks a resolved topic with this prefix.
 RESOLVED_TOPIC_PREFIX = "✔ "
 
@@ -64,6 +80,22 @@ class NarrowTerm:
     operator: str
     operand: str | int | tuple[int, ...]
     negated: bool = False
+    # The operator as the client wrote it (``channel``, ``pm_with``), where Zulip's rules
+    # or wording depend on the spelling; ``operator`` is the canonical name.
+    spelled: str = field(default="", compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.spelled or self.operator
+
+
+class InvalidOperatorCombinationError(BadNarrowError):
+    """Terms that cannot go together (Zulip's ``InvalidOperatorCombinationError``, code
+    ``BAD_NARROW`` with a ``desc`` like every narrow error)."""
+
+    def __init__(self, desc: str) -> None:
+        ApiError.__init__(self, f"Invalid narrow operator combination: {desc}")
+        self.desc = desc
 
 
 def _check_operand(index: int, operator: str, operand: Any) -> str | int | tuple[int, ...]:
@@ -108,13 +140,13 @@ def parse_narrow(raw: list[Any] | None) -> list[NarrowTerm]:
         if isinstance(item, list):
             if len(item) != 2 or not all(isinstance(x, str) for x in item):
                 raise JsonableError("Invalid narrow")
-            operator, operand = item
+            spelled, operand = item
             # The legacy form spells negation as a "-" prefix (as the web app's URLs do).
-            if operator.startswith("-"):
-                operator, negated = operator[1:], True
+            if spelled.startswith("-"):
+                spelled, negated = spelled[1:], True
         elif isinstance(item, dict):
-            operator = item.get("operator")
-            if not isinstance(operator, str):
+            spelled = item.get("operator")
+            if not isinstance(spelled, str):
                 raise JsonableError(f'narrow[{index}]["operator"] is not a string')
             if "operand" not in item:
                 raise JsonableError(f'narrow[{index}]["operand"] is missing')
@@ -125,12 +157,12 @@ def parse_narrow(raw: list[Any] | None) -> list[NarrowTerm]:
             operand = item["operand"]
         else:
             raise JsonableError("Invalid narrow")
-        operator = OPERATOR_ALIASES.get(operator, operator)
+        operator = OPERATOR_ALIASES.get(spelled, spelled)
         if operator not in OPERATORS:
-            raise BadNarrowError(f"unknown operator {operator}")
-        checked = _check_operand(index, operator, operand)
+            raise BadNarrowError(f"unknown operator {spelled}")
+        checked = _check_operand(index, spelled, operand)
         _check_keyword_operand(operator, checked)
-        terms.append(NarrowTerm(operator, checked, negated))
+        terms.append(NarrowTerm(operator, checked, negated, spelled=spelled))
     return terms
 
 
@@ -144,17 +176,63 @@ def _check_keyword_operand(operator: str, operand: str | int | tuple[int, ...]) 
     if choices is None:
         return
     if operand not in choices:
-        label = "streams operand" if operator == "streams" else f"'{operator}' operand"
+        # "channels operand" for both spellings since the rename (feature level 255).
+        label = "channels operand" if operator == "streams" else f"'{operator}' operand"
         raise BadNarrowError(f"unknown {label} {operand}")
 
 
 def parse_id(operand: str | int | tuple[int, ...]) -> int:
-    """A message id operand: an integer or a string of digits (feature level 194)."""
-    if isinstance(operand, int):
+    """A message id operand: an integer or a string of digits (feature level 194), at
+    most the largest message id (Zulip 10.2 refuses larger ones rather than finding
+    nothing)."""
+    if isinstance(operand, int) and 0 <= operand <= MAX_MESSAGE_ID:
         return operand
-    if isinstance(operand, str) and operand.isdigit():
-        return int(operand)
+    # ASCII digits only: ``int`` refuses other characters ``isdigit`` accepts ("²").
+    digits = isinstance(operand, str) and operand.isascii() and operand.isdigit()
+    if digits and int(str(operand)) <= MAX_MESSAGE_ID:
+        return int(str(operand))
     raise BadNarrowError("Invalid message ID")
+
+
+def with_empty_topic_named(terms: list[NarrowTerm]) -> list[NarrowTerm]:
+    """The terms with the first ``topic`` term's display name of the empty topic read as
+    the empty topic (feature level 334; Zulip renames only the first such term)."""
+    for index, term in enumerate(terms):
+        if term.operator == "topic":
+            if isinstance(term.operand, str) and interpret_topic_name(term.operand) == "":
+                renamed = NarrowTerm("topic", "", term.negated, spelled=term.spelled)
+                return [*terms[:index], renamed, *terms[index + 1 :]]
+            break
+    return terms
+
+
+# Terms that make a narrow one of stream messages or one of direct messages, unless
+# negated; ``-is:dm`` makes it one of stream messages.
+_STREAM_KINDS = frozenset({"stream", "streams", "topic"})
+_DIRECT_KINDS = frozenset({"dm", "dm-including", "group-pm-with"})
+
+
+class ConversationKinds:
+    """Zulip 10.2 refuses a narrow that asks for stream messages and direct messages at
+    once; fed each term in the order the narrow's conditions are built, it raises at the
+    term that makes the narrow both (before that term's own look-ups, as Zulip)."""
+
+    def __init__(self) -> None:
+        self.stream = False
+        self.direct = False
+
+    def note(self, term: NarrowTerm) -> None:
+        is_dm = term.operator == "is" and term.operand in ("dm", "private")
+        if is_dm and term.negated:
+            self.stream = True
+        elif term.negated:
+            return
+        elif term.operator in _STREAM_KINDS:
+            self.stream = True
+        elif term.operator in _DIRECT_KINDS or is_dm:
+            self.direct = True
+        if self.stream and self.direct:
+            raise BadNarrowError("No message can be both a channel message and direct message")
 
 
 # What a narrowed event queue can filter on (Zulip's ``build_narrow_predicate``).
@@ -165,9 +243,9 @@ def check_narrow(narrow: list[Any]) -> list[list[str]]:
     """The narrow of an event queue (``POST /register``), stored in the legacy form:
     ``[operator, operand]`` with a "-" prefix for negation."""
     stored = []
-    for term in parse_narrow(narrow):
+    for term in with_empty_topic_named(parse_narrow(narrow)):
         if term.operator not in QUEUE_OPERATORS:
-            raise JsonableError(f"Operator {term.operator} not supported.")
+            raise JsonableError(f"Operator {term.name} not supported.")
         stored.append([("-" if term.negated else "") + term.operator, str(term.operand)])
     return stored
 

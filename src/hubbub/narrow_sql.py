@@ -32,7 +32,14 @@ from hubbub.db.tables import (
 )
 from hubbub.errors import BadNarrowError
 from hubbub.models import User
-from hubbub.narrow import RESOLVED_TOPIC_PREFIX, NarrowTerm, parse_id
+from hubbub.narrow import (
+    RESOLVED_TOPIC_PREFIX,
+    ConversationKinds,
+    NarrowTerm,
+    parse_id,
+    with_empty_topic_named,
+)
+from hubbub.narrow_with import resolve_with_operator
 from hubbub.queries.messages import (
     ANY_MENTION,
     HAS_ALERT_WORD,
@@ -342,17 +349,23 @@ _STREAM_RECIPIENT_BY_NAME = _STREAM_RECIPIENT.where(
 )
 
 
+def _is_number(text: str) -> bool:
+    # ASCII digits only: ``int`` refuses other characters ``isdigit`` accepts ("²").
+    return text.isascii() and text.isdigit()
+
+
 async def _stream_recipient(conn: AsyncConnection, user: User, operand: str | int) -> int | None:
     # Any stream of the realm, even archived or inaccessible: access is decided by the
     # user's rows and history_recipients, never by naming the stream.
     key: int | str
-    if isinstance(operand, int) or operand.isdigit():
+    if isinstance(operand, int) or _is_number(operand):
         statement, key = _STREAM_RECIPIENT_BY_ID, int(operand)
     else:
         statement, key = _STREAM_RECIPIENT_BY_NAME, operand.lower()
     row = (await conn.execute(statement, {"realm_id": user.realm_id, "key": key})).first()
     if row is None:
-        raise BadNarrowError(f"unknown stream {operand}")
+        # "channel" whichever operator named it (the rename, feature level 255).
+        raise BadNarrowError(f"unknown channel {operand}")
     return int(row.rid) if row.rid is not None else None
 
 
@@ -369,8 +382,8 @@ async def _user_ids(
         items = [part.strip() for part in operand.split(",") if part.strip()]
     if not items:
         return None
-    ids = {int(x) for x in items if isinstance(x, int) or x.isdigit()}
-    emails = {x.lower() for x in items if isinstance(x, str) and not x.isdigit()}
+    ids = {int(x) for x in items if isinstance(x, int) or _is_number(x)}
+    emails = {x.lower() for x in items if isinstance(x, str) and not _is_number(x)}
     found: set[int] = set()
     rows = await conn.execute(
         sa.select(user_profile.c.id, user_profile.c.email).where(
@@ -477,6 +490,12 @@ async def _dm_condition(
     return sa.or_(*options) if options else sa.false()
 
 
+def _is_stream_message() -> ColumnElement[bool]:
+    return sa.exists().where(
+        recipient.c.id == message.c.recipient_id, recipient.c.type == RECIPIENT_STREAM
+    )
+
+
 def _dm_including(user: User, other: int, flags: ColumnElement[int]) -> ColumnElement[bool]:
     if other == user.id:
         return flag_set(flags, IS_PRIVATE)
@@ -511,7 +530,12 @@ async def build_narrow_query(
     include_history: bool | None = None,
 ) -> NarrowQuery:
     """The narrow's query; ``include_history`` overrides whether it reads stream history
-    (the narrow's terms decide by default). Its conditions are built for that choice."""
+    (the narrow's terms decide by default). Its conditions are built for that choice.
+
+    The terms are first read as Zulip 10.2 reads them: the empty topic's display name as
+    the empty topic (feature level 334), then a ``with`` term as its conversation (feature
+    level 271)."""
+    terms = await resolve_with_operator(conn, user, with_empty_topic_named(terms))
     has_stream = any(t.operator == "stream" and not t.negated for t in terms)
     if include_history is None:
         include_history = _include_history(user, terms)
@@ -526,8 +550,10 @@ async def build_narrow_query(
         (t.operator == "is" and t.operand in FLAG_IS) or t.operator == "in" for t in terms
     )
     flags = query.flags()
+    kinds = ConversationKinds()
     for term in terms:
-        condition = await _term_condition(conn, query, term, flags, has_stream)
+        kinds.note(term)
+        condition = await _term_condition(conn, query, term, flags)
         if condition is None:
             continue
         query.conditions.append(sa.not_(condition) if term.negated else condition)
@@ -539,7 +565,6 @@ async def _term_condition(
     query: NarrowQuery,
     term: NarrowTerm,
     flags: ColumnElement[int],
-    has_stream: bool,
 ) -> ColumnElement[bool] | None:
     user, op, operand = query.user, term.operator, term.operand
     if op == "stream":
@@ -557,7 +582,12 @@ async def _term_condition(
             .where(stream.c.realm_id == user.realm_id, column)
         )
     if op == "topic":
-        return sa.func.lower(message.c.topic) == str(operand).lower()
+        topic = str(operand)
+        if topic == "":
+            # Direct messages have no topic (stored as ""): the empty topic is only a
+            # stream's (feature level 334), as Zulip's ``is_channel_message`` test.
+            return sa.and_(message.c.topic == "", _is_stream_message())
+        return sa.func.lower(message.c.topic) == topic.lower()
     if op == "sender":
         return message.c.sender_id == await _one_user(conn, user, operand)
     if op == "dm":
@@ -568,7 +598,7 @@ async def _term_condition(
         other = await _one_user(conn, user, operand)
         return message.c.recipient_id.in_(_groups_with(other))
     if op == "is":
-        return _is_condition(query, str(operand), flags, has_stream)
+        return _is_condition(query, str(operand), flags)
     if op == "has":
         if operand == "reaction":
             return sa.exists().where(reaction.c.message_id == message.c.id)
@@ -578,11 +608,11 @@ async def _term_condition(
     if op == "in":
         if operand == "all":
             return None
-        return ~muted_condition(user, include_stream_mutes=not has_stream)
+        # Muted streams count even in a narrow to one (Zulip's ``by_in`` does not look at
+        # the narrow's stream; only the first unread anchor does).
+        return ~muted_condition(user)
     if op == "id":
-        message_id = parse_id(operand)
-        # Ids are 32-bit on PostgreSQL: a larger one names no message.
-        return message.c.id == message_id if message_id < 2**31 else sa.false()
+        return message.c.id == parse_id(operand)
     if op == "search":
         query.search_queries.append(str(operand))
         query.negated_search = query.negated_search or term.negated
@@ -606,7 +636,7 @@ _INDEXED_FLAGS = {
 
 
 def _is_condition(
-    query: NarrowQuery, operand: str, flags: ColumnElement[int], has_stream: bool
+    query: NarrowQuery, operand: str, flags: ColumnElement[int]
 ) -> ColumnElement[bool]:
     user = query.user
     if not query.include_history and operand in _INDEXED_FLAGS:
@@ -629,5 +659,5 @@ def _is_condition(
         return message.c.topic.startswith(RESOLVED_TOPIC_PREFIX, autoescape=True)
     if operand == "followed":
         return _topic_policy(user, (VisibilityPolicy.FOLLOWED,))
-    # "muted": what in:home hides.
-    return muted_condition(user, include_stream_mutes=not has_stream)
+    # "muted" (feature level 366): what in:home hides, whatever stream the narrow names.
+    return muted_condition(user)

@@ -16,6 +16,7 @@ from hubbub.queries.messages import (
     STREAM_WILDCARD_MENTIONED,
     TOPIC_WILDCARD_MENTIONED,
 )
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import message_flags, send_direct_message, send_stream_message
 
@@ -74,7 +75,7 @@ async def test_edit_history_hidden_when_realm_disallows_it(env: TestEnv) -> None
     await env.subscribe("hamlet", "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "one")
     assert_success(await _edit(env, "hamlet", mid, content="two"))
-    await _set_realm(env, allow_edit_history=False)
+    await _set_realm(env, message_edit_history_visibility_policy="none")
     msg = assert_success(await env.client("hamlet").get(f"/messages/{mid}"))["message"]
     assert "edit_history" not in msg
     assert msg["last_edit_timestamp"] > 0
@@ -112,7 +113,10 @@ async def test_nothing_to_change_and_parameter_errors(env: TestEnv) -> None:
         await _edit(env, "hamlet", mid, content="x", propagate_mode="change_all"),
         "Invalid propagate_mode without topic edit",
     )
-    assert_error(await _edit(env, "hamlet", mid, topic="   "), "Topic can't be empty!")
+    assert_error(
+        await _edit(env, "hamlet", mid, topic="lunch\x07"),
+        "Invalid character in topic, at position 6!",
+    )
     assert_error(await _edit(env, "hamlet", mid, stream_id="x"), "stream_id is not valid JSON")
     assert_error(
         await _edit(env, "hamlet", mid, send_notification_to_old_thread="maybe"),
@@ -139,7 +143,8 @@ async def test_only_the_sender_edits_content(env: TestEnv) -> None:
             await _edit(env, user, mid, content="x"),
             "You don't have permission to edit this message",
         )
-    # Others may change the topic (edit_topic_policy defaults to everyone).
+    # Others may change the topic (can_move_messages_between_topics_group defaults to
+    # everyone).
     assert_success(await _edit(env, "othello", mid, topic="dinner"))
     row = await _row(env, mid)
     assert (row.content, row.topic) == ("hello", "dinner")
@@ -154,7 +159,7 @@ async def test_message_editing_turned_off(env: TestEnv) -> None:
         await _edit(env, "hamlet", mid, content="x"),
         "Your organization has turned off message editing",
     )
-    # Since feature level 159 topics stay editable under edit_topic_policy.
+    # Since feature level 159 topics stay editable (can_move_messages_between_topics_group).
     assert_success(await _edit(env, "hamlet", mid, topic="dinner"))
 
 
@@ -177,18 +182,18 @@ async def test_content_time_limit(env: TestEnv) -> None:
     assert (await _row(env, mid)).content == "no limit"
 
 
-async def test_topic_edit_policy(env: TestEnv) -> None:
+async def test_topic_edit_permission(env: TestEnv) -> None:
     for name in ("hamlet", "iago", "polonius"):
         await env.subscribe(name, "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "hello", "t0")
-    # Everyone (5, the default) includes guests.
+    # Everyone (the default) includes guests.
     assert_success(await _edit(env, "polonius", mid, topic="t1"))
-    await _set_realm(env, edit_topic_policy=1)
+    await set_group_setting(env, "can_move_messages_between_topics_group", "role:members")
     assert_error(
         await _edit(env, "polonius", mid, topic="t2"),
         "You don't have permission to edit this message",
     )
-    await _set_realm(env, edit_topic_policy=2)
+    await set_group_setting(env, "can_move_messages_between_topics_group", "role:administrators")
     # The sender is no exception.
     assert_error(
         await _edit(env, "hamlet", mid, topic="t2"),
@@ -196,6 +201,28 @@ async def test_topic_edit_policy(env: TestEnv) -> None:
     )
     assert_success(await _edit(env, "iago", mid, topic="t2"))
     assert (await _row(env, mid)).topic == "t2"
+
+
+async def test_resolving_needs_its_own_permission(env: TestEnv) -> None:
+    """Resolving or unresolving a topic needs can_resolve_topics_group (feature level
+    367); other renames can_move_messages_between_topics_group."""
+    await env.subscribe("hamlet", "Denmark")
+    mid = await send_stream_message(env, "hamlet", "Denmark", "hello", "lunch")
+    await set_group_setting(env, "can_resolve_topics_group", "role:moderators")
+    assert_error(
+        await _edit(env, "hamlet", mid, topic="✔ lunch"),
+        "You don't have permission to resolve topics.",
+    )
+    assert_success(await _edit(env, "hamlet", mid, topic="✔ lunchtime"))
+    await set_group_setting(env, "can_move_messages_between_topics_group", "role:nobody")
+    await set_group_setting(env, "can_resolve_topics_group", "role:members")
+    assert_success(await _edit(env, "hamlet", mid, topic="lunchtime"))
+    assert_success(await _edit(env, "hamlet", mid, topic="✔ lunchtime"))
+    assert_error(
+        await _edit(env, "hamlet", mid, topic="✔ dinner"),
+        "You don't have permission to edit this message",
+    )
+    assert (await _row(env, mid)).topic == "✔ lunchtime"
 
 
 async def test_topic_time_limit(env: TestEnv) -> None:
@@ -312,7 +339,7 @@ async def test_mention_and_alert_flags_follow_content(env: TestEnv) -> None:
     assert set((await message_flags(env, mid)).values()) <= {0, READ}
 
 
-async def test_wildcard_mention_policy_applies_to_edits(env: TestEnv) -> None:
+async def test_wildcard_mention_permission_applies_to_edits(env: TestEnv) -> None:
     for i in range(11):
         env.users[f"extra{i}"] = await env.create_user(f"extra{i}@example.com", f"Extra {i}")
     for name in env.users:
@@ -324,5 +351,5 @@ async def test_wildcard_mention_policy_applies_to_edits(env: TestEnv) -> None:
         code="STREAM_WILDCARD_MENTION_NOT_ALLOWED",
     )
     assert (await _row(env, mid)).content == "hello"
-    await _set_realm(env, wildcard_mention_policy=1)
+    await set_group_setting(env, "can_mention_many_users_group", "role:everyone")
     assert_success(await _edit(env, "hamlet", mid, content="@**everyone** hi"))

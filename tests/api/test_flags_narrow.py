@@ -135,7 +135,7 @@ async def test_the_server_bounds_the_range(env: TestEnv, monkeypatch: pytest.Mon
         ({"flag": "bogus"}, "Invalid flag: 'bogus'", "BAD_REQUEST"),
         ({"op": "flip"}, "Invalid message flag operation: 'flip'", "BAD_REQUEST"),
         ({"narrow": [{"operator": "stream", "operand": "Atlantis"}]},
-         "Invalid narrow operator: unknown stream Atlantis", "BAD_NARROW"),
+         "Invalid narrow operator: unknown channel Atlantis", "BAD_NARROW"),
     ],
 )  # fmt: skip
 async def test_errors(env: TestEnv, params: dict[str, Any], msg: str, code: str) -> None:

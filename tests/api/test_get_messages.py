@@ -52,11 +52,19 @@ async def test_windows_around_anchors(env: TestEnv) -> None:
         False,
         False,
     )
-    body = await _get(env, anchor=str(ids[2]), num_before=5, num_after=5, include_anchor=False)
-    assert _ids(body) == ids[:2] + ids[3:]
+    # The anchor may be left out at an end of the range.
+    body = await _get(env, anchor=str(ids[2]), num_before=5, include_anchor=False)
+    assert _ids(body) == ids[:2]
     assert (body["found_anchor"], body["found_oldest"], body["found_newest"]) == (
         False,
         True,
+        False,
+    )
+    body = await _get(env, anchor=str(ids[2]), num_after=5, include_anchor=False)
+    assert _ids(body) == ids[3:]
+    assert (body["found_anchor"], body["found_oldest"], body["found_newest"]) == (
+        False,
+        False,
         True,
     )
     body = await _get(env, anchor=ids[4])
@@ -66,8 +74,14 @@ async def test_windows_around_anchors(env: TestEnv) -> None:
     # Past every message id (ids are 32-bit on PostgreSQL).
     body = await _get(env, anchor=3_000_000_000, num_before=1, num_after=1)
     assert (_ids(body), body["found_anchor"], body["found_newest"]) == ([ids[4]], False, True)
-    body = await _get(env, anchor="newest", num_before=1, narrow=[["id", "3000000000"]])
-    assert body["messages"] == []
+    # An id past every possible message id is refused (Zulip 10.2), not just unmatched.
+    assert_error(
+        await env.client("hamlet").get(
+            "/messages", {"anchor": "newest", "num_before": 1, "narrow": [["id", "3000000000"]]}
+        ),
+        "Invalid narrow operator: Invalid message ID",
+        code="BAD_NARROW",
+    )
 
 
 async def test_first_unread_skips_muted_topics(env: TestEnv) -> None:
@@ -173,10 +187,16 @@ async def test_errors(env: TestEnv) -> None:
         "Bad value for 'num_before': -1",
     )
     assert_error(
-        await client.get("/messages", {"anchor": "newest", "num_after": 0}),
-        "Missing 'num_before' argument",
-        code="REQUEST_VARIABLE_MISSING",
+        await client.get(
+            "/messages",
+            {"anchor": "newest", "num_before": 1, "num_after": 1, "include_anchor": "false"},
+        ),
+        "The anchor can only be excluded at an end of the range",
     )
+    # Both counts default to 0 since feature level 300: the anchor alone.
+    body = assert_success(await client.get("/messages", {"anchor": "first_unread"}))
+    assert [m["content"] for m in body["messages"]] == ["<p>message 0</p>"]
+    assert body["found_anchor"] is True
     assert_error(
         await client.get(
             "/messages",
@@ -187,7 +207,7 @@ async def test_errors(env: TestEnv) -> None:
                 "narrow": [["stream", "nowhere"]],
             },
         ),
-        "Invalid narrow operator: unknown stream nowhere",
+        "Invalid narrow operator: unknown channel nowhere",
         code="BAD_NARROW",
     )
     assert_error(
@@ -224,7 +244,23 @@ async def test_message_ids(env: TestEnv) -> None:
     public = await send_stream_message(env, "othello", "Public", "open")
     [fetched] = assert_success(await client.get("/messages", {"message_ids": [public]}))["messages"]
     assert fetched["flags"] == ["read", "historical"]
+    # Zulip's error names every window parameter, whichever was given; a zero count is
+    # no window.
+    every = "num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor"
+    for clash in ({"anchor": "newest"}, {"num_after": 1}, {"use_first_unread_anchor": True}):
+        response = await client.get("/messages", {"message_ids": [dm], **clash})
+        assert_error(response, f"Unsupported parameter combination: {every}")
+        assert response.json()["parameters"] == every
+    body = assert_success(
+        await client.get("/messages", {"message_ids": [dm], "num_before": 0, "num_after": 0})
+    )
+    assert _ids(body) == [dm]
+    assert (body["found_anchor"], body["found_oldest"], body["found_newest"]) == (
+        False,
+        False,
+        False,
+    )
     assert_error(
-        await client.get("/messages", {"message_ids": [dm], "anchor": "newest", "num_after": 1}),
-        "Unsupported parameter combination: message_ids, anchor, num_after",
+        await client.get("/messages", {"message_ids": list(range(1, 5002))}),
+        "Too many messages requested (maximum 5000).",
     )

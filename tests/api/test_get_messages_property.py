@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hubbub.db.tables import message, recipient, user_message
 from hubbub.queries.message_fetch import LARGER_THAN_MAX_MESSAGE_ID
 from hubbub.queries.messages import READ, STARRED, flag_names
-from tests.helpers import TestEnv, add_user_message_flags, assert_success
+from tests.helpers import TestEnv, add_user_message_flags, assert_error, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 TERMS = [
@@ -160,18 +160,21 @@ async def test_matches_oracle(
     world = await _world(env)
     first = world["messages"][0]["id"]
     anchor: Any = anchor_kind if anchor_kind != "id" else first + anchor_offset
-    body = assert_success(
-        await env.client("hamlet").get(
-            "/messages",
-            {
-                "anchor": anchor,
-                "num_before": num_before,
-                "num_after": num_after,
-                "include_anchor": include_anchor,
-                "narrow": narrow,
-            },
-        )
+    response = await env.client("hamlet").get(
+        "/messages",
+        {
+            "anchor": anchor,
+            "num_before": num_before,
+            "num_after": num_after,
+            "include_anchor": include_anchor,
+            "narrow": narrow,
+        },
     )
+    if num_before and num_after and not include_anchor:
+        # Zulip leaves the anchor out only at an end of the range.
+        assert_error(response, "The anchor can only be excluded at an end of the range")
+        return
+    body = assert_success(response)
     matches = _oracle_matches(world, env, narrow)
     value = {"oldest": 0, "newest": LARGER_THAN_MAX_MESSAGE_ID}.get(anchor_kind, anchor)
     before = [m for m in matches if m[0] < value][-num_before:] if num_before else []

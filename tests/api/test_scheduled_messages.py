@@ -13,6 +13,7 @@ from hubbub.clock import FakeClock
 from hubbub.db.tables import attachment, scheduled_attachment, scheduled_message
 from hubbub.settings import Settings
 from hubbub.workers.scheduled_delivery import deliver_due_scheduled_messages
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
 from tests.uploads_helpers import upload
 
@@ -128,7 +129,10 @@ async def test_topic_and_content_are_normalized_as_for_sending(env: TestEnv) -> 
     assert len(item["content"]) == 10_000
     assert item["content"].endswith("\n[message truncated]")
     assert_error(await _schedule(env, **params, content="hi"), "Missing topic")
-    assert_error(await _schedule(env, **params, topic="  ", content="hi"), "Topic can't be empty!")
+    assert_error(
+        await _schedule(env, **params, topic="lunch\x07", content="hi"),
+        "Invalid character in topic, at position 6!",
+    )
     assert_error(
         await _schedule(env, **params, topic="t", content="  \n"), "Message must not be empty"
     )
@@ -237,7 +241,7 @@ async def test_sending_permissions_are_checked_when_scheduling(env: TestEnv) -> 
         await _schedule(env, "polonius", **base, to=public.id),
         "Not authorized to send to stream 'public'",
     )
-    assert_success(await env.client("iago").patch("/realm", {"private_message_policy": 2}))
+    await set_group_setting(env, "direct_message_permission_group", "role:nobody")
     direct = {"type": "direct", "content": "hi", "scheduled_delivery_timestamp": NOW + 60}
     assert_error(
         await _schedule(env, **direct, to=[env.users["othello"].id]),

@@ -20,6 +20,7 @@ from hubbub.queries.messages import (
     STREAM_WILDCARD_MENTIONED,
     TOPIC_WILDCARD_MENTIONED,
 )
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import message_flags, send_direct_message, send_stream_message
 
@@ -272,8 +273,10 @@ async def test_errors_change_nothing(env: TestEnv) -> None:
         ),
         ({"type": "stream", "to": "Denmark", "content": "x"}, "Missing topic", "BAD_REQUEST"),
         (
-            {"type": "stream", "to": "Denmark", "topic": "  ", "content": "x"},
-            "Topic can't be empty!",
+            # A blank topic is the empty topic (feature level 334); a control character
+            # is refused.
+            {"type": "stream", "to": "Denmark", "topic": "lunch\x07", "content": "x"},
+            "Invalid character in topic, at position 6!",
             "BAD_REQUEST",
         ),
         (
@@ -363,7 +366,7 @@ async def test_guest_and_post_policy(env: TestEnv) -> None:
 
 
 async def test_direct_message_policy_and_deactivated(env: TestEnv) -> None:
-    assert_success(await env.client("iago").patch("/realm", {"private_message_policy": 2}))
+    await set_group_setting(env, "direct_message_permission_group", "role:nobody")
     assert_error(
         await _post(env, "hamlet", type="direct", to=[env.users["othello"].id], content="x"),
         "Direct messages are disabled in this organization.",
@@ -372,7 +375,7 @@ async def test_direct_message_policy_and_deactivated(env: TestEnv) -> None:
     assert_success(
         await _post(env, "hamlet", type="direct", to=[env.users["hamlet"].id], content="x")
     )
-    assert_success(await env.client("iago").patch("/realm", {"private_message_policy": 1}))
+    await set_group_setting(env, "direct_message_permission_group", "role:everyone")
     assert_success(await env.client("iago").delete(f"/users/{env.users['othello'].id}"))
     assert_error(
         await _post(env, "hamlet", type="direct", to=[env.users["othello"].id], content="x"),
@@ -448,8 +451,8 @@ async def _count_messages(env: TestEnv) -> int:
         return int((await conn.execute(sa.select(sa.func.count()).select_from(message))).scalar())
 
 
-async def test_wildcard_mention_policy(env: TestEnv) -> None:
-    # Default policy (administrators): fine for 15 or fewer people, refused above that.
+async def test_wildcard_mention_permission(env: TestEnv) -> None:
+    # Default (administrators): fine for 15 or fewer people, refused above that.
     for name in ("hamlet", "iago", "polonius"):
         await env.subscribe(name, "small")
     await send_stream_message(env, "hamlet", "small", "@**all** hi")
@@ -484,7 +487,7 @@ async def test_wildcard_mention_policy(env: TestEnv) -> None:
     await send_stream_message(env, "hamlet", "big", "@**topic**", topic="t")
 
     # "Everyone" lifts the restriction.
-    assert_success(await env.client("iago").patch("/realm", {"wildcard_mention_policy": 1}))
+    await set_group_setting(env, "can_mention_many_users_group", "role:everyone")
     await send_stream_message(env, "hamlet", "big", "@**all** again", topic="t")
 
 

@@ -1,15 +1,16 @@
-"""What ``PATCH /messages/{message_id}`` checks before it changes anything (Zulip 8.0).
+"""What ``PATCH /messages/{message_id}`` checks before it changes anything.
 
 - Content: only the sender edits it, only while the realm allows editing, and only within
   ``message_content_edit_limit_seconds`` (None: no limit) plus Zulip's 20 s of grace.
-- Topic: anyone passing ``edit_topic_policy`` (since feature level 159 independent of
-  ``allow_message_editing`` and of who sent the message; since level 172 messages without a
-  topic are no exception), within ``move_messages_within_stream_limit_seconds`` unless an
-  administrator or moderator. Resolving a topic (the "✔ " prefix) is an ordinary topic
-  edit in 8.0.
-- Stream: ``move_messages_between_streams_policy``, a target stream the user can see and
-  post to, and ``move_messages_between_streams_limit_seconds`` for others than
-  administrators and moderators.
+- Topic: members of ``can_move_messages_between_topics_group`` (feature level 316; since
+  level 159 independent of ``allow_message_editing`` and of who sent the message; since
+  level 172 messages without a topic are no exception), within
+  ``move_messages_within_stream_limit_seconds`` unless an administrator or moderator.
+  Resolving or unresolving a topic (the "✔ " prefix) needs ``can_resolve_topics_group``
+  instead (level 367).
+- Stream: ``can_move_messages_between_channels_group`` (level 310), a target stream the
+  user can see and post to, and ``move_messages_between_streams_limit_seconds`` for others
+  than administrators and moderators.
 - ``change_all`` by others than administrators and moderators must not move any message
   older than the applicable limit (feature level 172): the special
   ``MOVE_MESSAGES_TIME_LIMIT_EXCEEDED`` error says how much of the topic they may move.
@@ -28,7 +29,8 @@ from hubbub.actions.send_message import check_stream_post_permission, normalize_
 from hubbub.db.tables import message, recipient, stream, submessage, user_message
 from hubbub.errors import JsonableError, MoveMessagesTimeLimitError
 from hubbub.models import Realm, Stream, User
-from hubbub.permissions import has_policy_permission
+from hubbub.narrow import RESOLVED_TOPIC_PREFIX
+from hubbub.permissions import user_has_permission
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from hubbub.queries.messages import can_access_stream_history
 from hubbub.queries.streams import access_stream_by_id
@@ -135,9 +137,9 @@ async def check_edit_payload(
     if propagate_mode != "change_one" and topic is None and stream_id is None:
         raise JsonableError("Invalid propagate_mode without topic edit")
     if topic is not None:
-        # The same normalization as sending: "Topic can't be empty!", and a topic past 60
-        # characters is cut to end in "...".
-        topic = normalize_topic(realm, topic)
+        # The same normalization as sending, except that an edit to "(no topic)" keeps
+        # those words (Zulip 10.2 reads them as the empty topic only when sending).
+        topic = normalize_topic(realm, topic, no_topic_is_empty=False)
     if stream_id is not None and content is not None:
         raise JsonableError("Cannot change message content while changing stream")
     if content is not None and await _is_widget(conn, msg.id):
@@ -153,8 +155,25 @@ async def _is_widget(conn: AsyncConnection, message_id: int) -> bool:
     return found.first() is not None
 
 
-def check_topic_edit_permission(realm: Realm, user: User, msg: TargetMessage, now: float) -> None:
-    if not has_policy_permission(user, int(realm.setting("edit_topic_policy"))):
+def is_resolve_or_unresolve(old_topic: str, new_topic: str) -> bool:
+    """Whether a topic change only adds or removes the resolved mark."""
+    mark = RESOLVED_TOPIC_PREFIX
+    if new_topic.startswith(mark) and not old_topic.startswith(mark):
+        return new_topic[len(mark) :] == old_topic
+    if old_topic.startswith(mark) and not new_topic.startswith(mark):
+        return old_topic[len(mark) :] == new_topic
+    return False
+
+
+async def check_topic_edit_permission(
+    conn: AsyncConnection, realm: Realm, user: User, msg: TargetMessage, topic: str, now: float
+) -> None:
+    # Since feature level 367 resolving and unresolving need can_resolve_topics_group,
+    # other topic changes can_move_messages_between_topics_group (level 316).
+    if is_resolve_or_unresolve(msg.topic, topic):
+        if not await user_has_permission(conn, user, realm, "can_resolve_topics_group"):
+            raise JsonableError("You don't have permission to resolve topics.")
+    elif not await user_has_permission(conn, user, realm, "can_move_messages_between_topics_group"):
         raise JsonableError("You don't have permission to edit this message")
     limit = realm.setting("move_messages_within_stream_limit_seconds")
     if not _moves_freely(user) and _past(msg, limit, now):
@@ -164,7 +183,7 @@ def check_topic_edit_permission(realm: Realm, user: User, msg: TargetMessage, no
 async def access_stream_for_move(
     conn: AsyncConnection, realm: Realm, user: User, msg: TargetMessage, stream_id: int, now: float
 ) -> Stream:
-    if not has_policy_permission(user, int(realm.setting("move_messages_between_streams_policy"))):
+    if not await user_has_permission(conn, user, realm, "can_move_messages_between_channels_group"):
         raise JsonableError("You don't have permission to move this message")
     # An administrator needs a subscription to move into a private stream, as in Zulip.
     target, _sub = await access_stream_by_id(conn, user, stream_id, allow_admin=False)

@@ -45,11 +45,14 @@ from hubbub.actions.edit_content import (
 from hubbub.actions.message_recipients import stream_recipient_id
 from hubbub.actions.move_messages import MoveResult, do_move_messages
 from hubbub.db.tables import message, stream, user_message
+from hubbub.errors import JsonableError
 from hubbub.markdown import RenderContext, topic_links
 from hubbub.models import Realm, Stream, User
+from hubbub.narrow import RESOLVED_TOPIC_PREFIX
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.messages import access_message, flag_names
 from hubbub.queries.streams import get_subscriber_ids
+from hubbub.topic_names import EMPTY_TOPIC_DISPLAY_NAME, LEGACY_NO_TOPIC, interpret_topic_name
 from hubbub.transaction import Tx
 
 
@@ -68,9 +71,12 @@ async def check_update_message(
     msg = await load_target_message(tx.conn, message_id)
     if req.content is not None:
         check_content_edit_permission(realm, user, msg, now)
-    topic = req.topic.strip() if req.topic is not None else None
+    # The empty topic's display name means the empty topic (feature level 334).
+    topic = interpret_topic_name(req.topic.strip()) if req.topic is not None else None
     if topic == msg.topic:
         topic = None
+    if topic is not None and msg.stream_id is not None:
+        check_edited_topic(realm, topic)
     # The message's own stream is no move (Zulip's clients never send it; treating it as
     # one would drop former subscribers' rows for nothing).
     stream_id = None if req.stream_id == msg.stream_id else req.stream_id
@@ -84,7 +90,7 @@ async def check_update_message(
         propagate_mode=req.propagate_mode,
     )
     if topic is not None:
-        check_topic_edit_permission(realm, user, msg, now)
+        await check_topic_edit_permission(tx.conn, realm, user, msg, topic, now)
     edit = None
     if req.content is not None:
         edit = await render_content_edit(tx, realm, user, msg, req.content, realm_url=realm_url)
@@ -111,6 +117,17 @@ async def check_update_message(
         propagate_mode=req.propagate_mode,
         now=now,
     )
+
+
+def check_edited_topic(realm: Realm, topic: str) -> None:
+    """Zulip 10.2's checks of a new topic that only edits make, before the checks it
+    shares with sending (``check_edit_payload``): these come first for a stream message,
+    and their wording is the edit's own."""
+    if realm.setting("mandatory_topics") and topic in ("", LEGACY_NO_TOPIC):
+        raise JsonableError("Topics are required in this organization.")
+    # Resolving the empty topic would give a topic that is only the resolved mark.
+    if topic in (RESOLVED_TOPIC_PREFIX.strip(), RESOLVED_TOPIC_PREFIX + EMPTY_TOPIC_DISPLAY_NAME):
+        raise JsonableError("General chat cannot be marked as resolved")
 
 
 async def _stream_of(conn: AsyncConnection, stream_id: int) -> Stream:

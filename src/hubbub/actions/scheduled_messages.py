@@ -22,6 +22,7 @@ import orjson
 import sqlalchemy as sa
 
 from hubbub.actions.attachments import do_update_scheduled_message_attachments
+from hubbub.actions.direct_message_permissions import check_direct_message_permission
 from hubbub.actions.message_recipients import resolve_direct_recipients
 from hubbub.actions.send_message import (
     access_stream_for_send,
@@ -123,7 +124,9 @@ async def check_scheduled_message(
         send_target = await access_stream_for_send(tx, sender, to)
         target, subscribers = send_target.stream, send_target.subscribers
         recipient_id = await send_target.recipient_id(tx)
-        ctx = await load_render_context(tx.conn, realm, sender, realm_url=realm_url)
+        ctx = await load_render_context(
+            tx.conn, realm, sender, realm_url=realm_url, content=content
+        )
         rendered = render_markdown(content, ctx)
         await check_wildcard_mentions(
             tx, realm, sender, rendered, recipient_id, topic, len(subscribers)
@@ -132,13 +135,9 @@ async def check_scheduled_message(
     assert isinstance(to, list)
     people = await resolve_direct_recipients(tx.conn, sender, to)
     content = normalize_content(content)
-    # Direct messages "disabled" (2) still allow writing to bots and to oneself.
-    if realm.setting("private_message_policy") == 2 and not (
-        sender.is_bot or all(u.is_bot or u.id == sender.id for u in people)
-    ):
-        raise JsonableError("Direct messages are disabled in this organization.")
+    await check_direct_message_permission(tx.conn, realm, sender, people)
     others = sorted({u.id for u in people} - {sender.id})
-    ctx = await load_render_context(tx.conn, realm, sender, realm_url=realm_url)
+    ctx = await load_render_context(tx.conn, realm, sender, realm_url=realm_url, content=content)
     rendered = render_markdown(content, ctx)
     return CheckedScheduledMessage(
         "private", None, others or [sender.id], "", content, rendered.html, to_self=not others

@@ -1,15 +1,18 @@
 """Sending a message (``POST /messages``): validation, rendering, the rows, the events.
 
-Behaviour follows Zulip 8.0:
+Behaviour follows Zulip 10.2:
 - content loses trailing whitespace and leading blank lines; what remains must not be
   empty; past 10000 characters it is cut and ends with "\\n[message truncated]";
-- a stream message needs a non-empty topic, cut to 60 characters ending in "...";
+- a stream message needs a topic, cut to 60 characters ending in "..."; it may be empty
+  ("general chat", feature level 334) unless the realm requires topics, and the empty
+  topic's display name and the legacy "(no topic)" (feature level 370) mean it;
 - one transaction writes the message and one ``user_message`` row per recipient; the
   ``message`` events (one per distinct set of flags) are published after commit.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
 from typing import Any, NamedTuple
@@ -18,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.actions.attachments import do_update_message_attachments
+from hubbub.actions.direct_message_permissions import check_direct_message_permission
 from hubbub.actions.mention_flags import get_mention_targets, topic_participants
 from hubbub.actions.message_follow import apply_automatic_policies
 from hubbub.actions.message_recipients import (
@@ -42,7 +46,7 @@ from hubbub.errors import (
 from hubbub.events.queues import MESSAGE_MARK
 from hubbub.markdown import RenderContext, RenderResult, find_alert_words, render_markdown
 from hubbub.models import Realm, Stream, User
-from hubbub.permissions import wildcard_mention_allowed
+from hubbub.permissions import WILDCARD_MENTION_THRESHOLD, user_has_permission
 from hubbub.queries.alert_words import alert_words_in_realm
 from hubbub.queries.message_dicts import NewMessage, new_message_dict
 from hubbub.queries.messages import (
@@ -55,6 +59,7 @@ from hubbub.queries.render_context import load_render_context
 from hubbub.queries.streams import get_send_stream
 from hubbub.queries.user_dicts import avatar_url
 from hubbub.queries.user_settings import get_json_user_settings
+from hubbub.topic_names import LEGACY_NO_TOPIC, interpret_topic_name
 from hubbub.transaction import Tx
 
 MAX_MESSAGE_LENGTH = 10000
@@ -107,15 +112,42 @@ def normalize_content(content: str) -> str:
     return content
 
 
-def normalize_topic(realm: Realm, topic: str | None) -> str:
+# Zulip's ``check_string_is_printable``: Unicode's noncharacters are refused too.
+_NONCHARACTERS = frozenset(
+    chr(code)
+    for codes in (
+        range(0xFDD0, 0xFDF0),
+        range(0xFFFE, 0x110000, 0x10000),
+        range(0xFFFF, 0x110000, 0x10000),
+    )
+    for code in codes
+)
+
+
+def unprintable_position(text: str) -> int | None:
+    """The 1-based position of the first control, surrogate or noncharacter in ``text``."""
+    for index, char in enumerate(text):
+        if unicodedata.category(char) in ("Cc", "Cs") or char in _NONCHARACTERS:
+            return index + 1
+    return None
+
+
+def normalize_topic(realm: Realm, topic: str | None, *, no_topic_is_empty: bool = True) -> str:
+    """A stream message's topic as stored: trimmed, the empty topic's display name (and,
+    with ``no_topic_is_empty``, the legacy "(no topic)", feature level 370) read as the
+    empty topic, checked for unprintable characters and cut to 60 characters. A realm
+    that requires topics refuses the empty one."""
     if topic is None:
         raise JsonableError("Missing topic")
-    topic = topic.strip()
-    if not topic:
-        raise JsonableError("Topic can't be empty!")
+    topic = interpret_topic_name(topic.strip())
+    if no_topic_is_empty and topic == LEGACY_NO_TOPIC:
+        topic = ""
+    position = unprintable_position(topic)
+    if position is not None:
+        raise JsonableError(f"Invalid character in topic, at position {position}!")
     if len(topic) > MAX_TOPIC_LENGTH:
         topic = topic[: MAX_TOPIC_LENGTH - 3] + "..."
-    if realm.setting("mandatory_topics") and topic == "(no topic)":
+    if realm.setting("mandatory_topics") and topic in ("", LEGACY_NO_TOPIC):
         raise JsonableError("Topics are required in this organization")
     return topic
 
@@ -267,11 +299,7 @@ async def check_send_message(
         subscriber_count = len(user_ids)
     else:
         people = await resolve_direct_recipients(tx.conn, sender, parse_direct_to(req.to))
-        # Direct messages "disabled" (2) still allow writing to bots and to oneself.
-        if realm.setting("private_message_policy") == 2 and not (
-            sender.is_bot or all(u.is_bot or u.id == sender.id for u in people)
-        ):
-            raise JsonableError("Direct messages are disabled in this organization.")
+        await check_direct_message_permission(tx.conn, realm, sender, people)
         recipient_id = await direct_recipient_id(tx.conn, sender, people)
         user_ids = {u.id for u in people}
     user_ids.add(sender.id)
@@ -388,16 +416,20 @@ async def check_wildcard_mentions(
     topic: str,
     subscriber_count: int,
 ) -> None:
-    """The realm's ``wildcard_mention_policy`` for large audiences (Zulip 8.0 enforces it for
-    topic wildcards too since feature level 229); raises before anything is written."""
-    policy = int(realm.setting("wildcard_mention_policy"))
-    if rendered.mentions_stream_wildcard and not wildcard_mention_allowed(
-        sender.role, policy, subscriber_count
+    """The realm's ``can_mention_many_users_group`` (feature level 352) for wildcard
+    mentions reaching more than ``WILDCARD_MENTION_THRESHOLD`` people (topic wildcards too
+    since feature level 229); raises before anything is written."""
+    if (
+        rendered.mentions_stream_wildcard
+        and subscriber_count > WILDCARD_MENTION_THRESHOLD
+        and not await user_has_permission(tx.conn, sender, realm, "can_mention_many_users_group")
     ):
         raise StreamWildcardMentionNotAllowedError()
     if rendered.mentions_topic_wildcard:
         audience = len(await topic_participants(tx, recipient_id, topic))
-        if not wildcard_mention_allowed(sender.role, policy, audience):
+        if audience > WILDCARD_MENTION_THRESHOLD and not await user_has_permission(
+            tx.conn, sender, realm, "can_mention_many_users_group"
+        ):
             raise TopicWildcardMentionNotAllowedError()
 
 

@@ -52,8 +52,12 @@ async def update_message(
 
 
 @endpoint("GET", "/messages/{message_id:int}/history")
-async def get_message_edit_history(req: ApiRequest, *, message_id: PathInt) -> Payload:
+async def get_message_edit_history(
+    req: ApiRequest, *, message_id: PathInt, allow_empty_topic_name: bool = False
+) -> Payload:
     """Get a message's edit history"""
     async with req.services.db.read() as conn:
-        history = await get_message_history(conn, req.my_realm, req.me, message_id)
+        history = await get_message_history(
+            conn, req.my_realm, req.me, message_id, allow_empty_topic_name=allow_empty_topic_name
+        )
     return {"message_history": history}

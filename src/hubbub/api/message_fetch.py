@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param
 from hubbub.db.tables import message
-from hubbub.errors import JsonableError, MissingArgumentError
+from hubbub.errors import ApiError, JsonableError
 from hubbub.narrow import parse_narrow
 from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries.message_fetch import (
@@ -18,6 +18,28 @@ from hubbub.queries.message_fetch import (
     parse_anchor,
 )
 from hubbub.search import highlight_html, highlight_topic
+
+
+class IncompatibleParametersError(ApiError):
+    """Parameters that cannot be given together (Zulip's ``IncompatibleParametersError``:
+    ``BAD_REQUEST`` naming them all in ``parameters``)."""
+
+    data_fields = ("parameters",)
+
+    def __init__(self, parameters: list[str]) -> None:
+        self.parameters = ", ".join(parameters)
+        super().__init__(f"Unsupported parameter combination: {self.parameters}")
+
+
+# What ``message_ids`` (feature level 300) cannot be combined with, as Zulip names them.
+_WINDOW_PARAMETERS = [
+    "num_before",
+    "num_after",
+    "anchor",
+    "message_ids",
+    "include_anchor",
+    "use_first_unread_anchor",
+]
 
 
 def _non_negative(name: str, value: int) -> int:
@@ -32,42 +54,40 @@ async def get_messages(
     *,
     anchor: Annotated[str | None, Param(json=False)] = None,
     include_anchor: bool = True,
-    num_before: int | None = None,
-    num_after: int | None = None,
+    num_before: int = 0,
+    num_after: int = 0,
     narrow: list[Any] | None = None,
     client_gravatar: bool = True,
     apply_markdown: bool = True,
     use_first_unread_anchor: bool = False,
+    allow_empty_topic_name: bool = False,
     message_ids: list[int] | None = None,
 ) -> Payload:
     """Get messages"""
-    if message_ids is not None:
-        # The issue asks for ``message_ids`` (Zulip documents it from feature level 300):
-        # exactly these messages, as far as the caller may read them and they match the
-        # narrow, instead of a window around an anchor.
-        window_params = {
-            "anchor": anchor is not None,
-            "num_before": num_before is not None,
-            "num_after": num_after is not None,
-            "use_first_unread_anchor": use_first_unread_anchor,
-        }
-        clashing = [name for name, given in window_params.items() if given]
-        if clashing:
-            raise JsonableError(
-                "Unsupported parameter combination: " + ", ".join(["message_ids", *clashing])
-            )
-        return await _get_messages_by_id(
-            req, message_ids, narrow, apply_markdown=apply_markdown, client_gravatar=client_gravatar
-        )
-    if num_before is None:
-        raise MissingArgumentError("num_before")
-    if num_after is None:
-        raise MissingArgumentError("num_after")
+    # ``num_before`` and ``num_after`` default to 0 since feature level 300, when
+    # ``message_ids`` became the other way to say which messages to fetch.
     _non_negative("num_before", num_before)
     _non_negative("num_after", num_after)
+    if message_ids is not None:
+        # Exactly these messages, as far as the caller may read them and they match the
+        # narrow, instead of a window around an anchor. A zero count is no window.
+        if num_before or num_after or anchor is not None or use_first_unread_anchor:
+            raise IncompatibleParametersError(_WINDOW_PARAMETERS)
+        if len(message_ids) > MAX_MESSAGES_PER_FETCH:
+            raise JsonableError(f"Too many messages requested (maximum {MAX_MESSAGES_PER_FETCH}).")
+        return await _get_messages_by_id(
+            req,
+            message_ids,
+            narrow,
+            apply_markdown=apply_markdown,
+            client_gravatar=client_gravatar,
+            allow_empty_topic_name=allow_empty_topic_name,
+        )
+    anchor_id = parse_anchor(anchor, use_first_unread_anchor)
     if num_before + num_after > MAX_MESSAGES_PER_FETCH:
         raise JsonableError(f"Too many messages requested (maximum {MAX_MESSAGES_PER_FETCH}).")
-    anchor_id = parse_anchor(anchor, use_first_unread_anchor)
+    if num_before > 0 and num_after > 0 and not include_anchor:
+        raise JsonableError("The anchor can only be excluded at an end of the range")
     terms = parse_narrow(narrow)
     async with req.services.db.read() as conn:
         query = await build_narrow_query(conn, req.me, terms)
@@ -88,6 +108,7 @@ async def get_messages(
             window.rows,
             apply_markdown=apply_markdown,
             client_gravatar=client_gravatar,
+            allow_empty_topic_name=allow_empty_topic_name,
             realm_str=req.my_realm.string_id,
             people=req.services.people,
         )
@@ -109,6 +130,7 @@ async def _get_messages_by_id(
     *,
     apply_markdown: bool,
     client_gravatar: bool,
+    allow_empty_topic_name: bool,
 ) -> Payload:
     terms = parse_narrow(narrow)
     async with req.services.db.read() as conn:
@@ -126,10 +148,18 @@ async def _get_messages_by_id(
             [(r.id, int(r.flags)) for r in rows],
             apply_markdown=apply_markdown,
             client_gravatar=client_gravatar,
+            allow_empty_topic_name=allow_empty_topic_name,
             realm_str=req.my_realm.string_id,
             people=req.services.people,
         )
-    return {"history_limited": False, "messages": messages}
+    # Zulip sends the window's flags too, all false: there is no window.
+    return {
+        "found_anchor": False,
+        "found_oldest": False,
+        "found_newest": False,
+        "history_limited": False,
+        "messages": messages,
+    }
 
 
 @endpoint("GET", "/messages/matches_narrow")

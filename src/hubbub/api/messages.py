@@ -17,6 +17,7 @@ from hubbub.markdown import render_markdown
 from hubbub.queries.message_dicts import get_message_dicts
 from hubbub.queries.messages import access_message, get_raw_content
 from hubbub.queries.render_context import load_render_context
+from hubbub.topic_names import message_for_client
 
 # "private" is the pre-feature-level-174 name of "direct"; "channel" is the name newer
 # clients (Zulip 9.0, feature level 248) send for "stream", accepted for them.
@@ -85,7 +86,11 @@ async def send_message(
 
 @endpoint("GET", "/messages/{message_id:int}")
 async def get_message(
-    req: ApiRequest, *, message_id: PathInt, apply_markdown: bool = True
+    req: ApiRequest,
+    *,
+    message_id: PathInt,
+    apply_markdown: bool = True,
+    allow_empty_topic_name: bool = False,
 ) -> Payload:
     """Fetch a single message"""
     async with req.services.db.read() as conn:
@@ -100,7 +105,9 @@ async def get_message(
             people=req.services.people,
         )
         raw = await get_raw_content(conn, found.id)
-    item = {**items[found.id], "flags": found.flag_names}
+    # The empty topic, for clients that allow it (feature level 334).
+    shown = message_for_client(items[found.id], allow_empty_topic_name=allow_empty_topic_name)
+    item = {**shown, "flags": found.flag_names}
     # The top-level raw_content is deprecated since feature level 120 but still sent.
     return {"raw_content": raw, "message": item}
 
@@ -109,5 +116,7 @@ async def get_message(
 async def render_message(req: ApiRequest, *, content: str) -> Payload:
     """Render a message"""
     async with req.services.db.read() as conn:
-        ctx = await load_render_context(conn, req.my_realm, req.me, realm_url=realm_url(req))
+        ctx = await load_render_context(
+            conn, req.my_realm, req.me, realm_url=realm_url(req), content=content
+        )
     return {"rendered": render_markdown(content, ctx).html}

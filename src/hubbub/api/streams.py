@@ -22,6 +22,7 @@ from hubbub.queries.streams import (
     stream_dict,
 )
 from hubbub.queries.topics import get_topic_history
+from hubbub.topic_names import display_topic
 
 
 def _require_admin(user: User) -> None:
@@ -136,13 +137,20 @@ async def get_subscribers(req: ApiRequest, *, stream_id: PathInt) -> Payload:
 
 
 @endpoint("GET", "/users/me/{stream_id:int}/topics")
-async def get_stream_topics(req: ApiRequest, *, stream_id: PathInt) -> Payload:
+async def get_stream_topics(
+    req: ApiRequest, *, stream_id: PathInt, allow_empty_topic_name: bool = False
+) -> Payload:
     """Get topics in a stream"""
     async with req.services.db.read() as conn:
         # As Zulip: readable streams only; a private stream needs a subscription, even for
         # an administrator (whatever its history setting).
         target, _ = await access_stream_by_id(conn, req.me, stream_id, allow_admin=False)
-        return {"topics": await get_topic_history(conn, req.me, target)}
+        topics = await get_topic_history(conn, req.me, target)
+    # The empty topic by its display name, unless the client can show it (feature level
+    # 334).
+    for topic in topics:
+        topic["name"] = display_topic(topic["name"], allow_empty=allow_empty_topic_name)
+    return {"topics": topics}
 
 
 @endpoint("DELETE", "/streams/{stream_id:int}")

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from hubbub.events.empty_topic import without_empty_topics
 from hubbub.narrow import queue_narrow_matches
 
 # Zulip keeps an idle queue for 10 minutes, and at most a week when asked for longer.
@@ -101,7 +102,16 @@ def shape_event(event: dict[str, Any], spec: QueueSpec) -> dict[str, Any] | None
 
     Every bus calls this, so per-queue options (``client_gravatar`` here; ``apply_markdown``
     and ``slim_presence`` for later event types) shape events the same way everywhere.
+    A client without the ``empty_topic_name`` capability (feature level 334) is shown the
+    empty topic's display name, after the queue's narrow has matched the stored topic.
     """
+    shaped = _shape_event(event, spec)
+    if shaped is None or spec.client_capabilities.get("empty_topic_name"):
+        return shaped
+    return without_empty_topics(shaped)
+
+
+def _shape_event(event: dict[str, Any], spec: QueueSpec) -> dict[str, Any] | None:
     if not spec.wants(event["type"]):
         return None
     if event["type"] in LEGACY_SETTINGS_EVENTS and spec.client_capabilities.get(

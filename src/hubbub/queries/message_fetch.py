@@ -21,6 +21,7 @@ from hubbub.search import highlight_html, highlight_topic
 from hubbub.search import postgresql as search_postgresql
 from hubbub.search import sqlite as search_sqlite
 from hubbub.search.postgresql import SearchEstimate, Walk
+from hubbub.topic_names import message_for_client
 
 # Zulip's anchor for "newest", above any real message id; clients see it in ``anchor``.
 LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000
@@ -296,9 +297,11 @@ async def message_objects(
     client_gravatar: bool,
     people: KeptPeople,
     realm_str: str | None = None,
+    allow_empty_topic_name: bool = False,
 ) -> list[dict[str, Any]]:
     """The Zulip message objects of ``rows`` with ``flags``, plus ``match_content`` and
-    ``match_subject`` for a search narrow."""
+    ``match_subject`` for a search narrow; a stream message's empty topic shows as its
+    display name unless the client allows empty topics (feature level 334)."""
     ids = [message_id for message_id, _ in rows]
     dicts = await get_message_dicts(
         conn,
@@ -325,7 +328,10 @@ async def message_objects(
         item = dicts.get(message_id)
         if item is None:
             continue
-        item = {**item, "flags": flag_names(flags)}
+        item = {
+            **message_for_client(item, allow_empty_topic_name=allow_empty_topic_name),
+            "flags": flag_names(flags),
+        }
         if message_id in matches:
             item["match_content"], item["match_subject"] = matches[message_id]
         result.append(item)

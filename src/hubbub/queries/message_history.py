@@ -18,10 +18,14 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.tables import message
+from hubbub.db.tables import message, recipient
 from hubbub.errors import JsonableError
 from hubbub.models import Realm, User
+from hubbub.queries.edit_history_visibility import visible_edit_history
+from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from hubbub.queries.messages import access_message
+from hubbub.realm_settings import message_edit_history_policy
+from hubbub.topic_names import display_topic
 
 # Tags, character references, runs of whitespace, words, and other characters: the units
 # a rendered-HTML diff compares.
@@ -119,10 +123,31 @@ def snapshots(row: Any) -> list[dict[str, Any]]:
 
 
 async def get_message_history(
-    conn: AsyncConnection, realm: Realm, user: User, message_id: int
+    conn: AsyncConnection,
+    realm: Realm,
+    user: User,
+    message_id: int,
+    *,
+    allow_empty_topic_name: bool = True,
 ) -> list[dict[str, Any]]:
-    if not realm.setting("allow_edit_history"):
+    """The message's snapshots; a stream message's empty topic by its display name unless
+    the client can show it (``allow_empty_topic_name``, feature level 334). Under the
+    "moves" policy (feature level 358) only the moves are shown."""
+    policy = message_edit_history_policy(realm)
+    if policy == "none":
         raise JsonableError("Message edit history is disabled in this organization")
     found = await access_message(conn, user, message_id)
-    row = (await conn.execute(sa.select(message).where(message.c.id == found.id))).one()
-    return snapshots(row)
+    row = (
+        await conn.execute(
+            sa.select(message, recipient.c.type.label("recipient_type"))
+            .join(recipient, recipient.c.id == message.c.recipient_id)
+            .where(message.c.id == found.id)
+        )
+    ).one()
+    history = visible_edit_history(policy, snapshots(row))
+    if row.recipient_type == RECIPIENT_STREAM and not allow_empty_topic_name:
+        for snapshot in history:
+            for key in ("topic", "prev_topic"):
+                if key in snapshot:
+                    snapshot[key] = display_topic(snapshot[key], allow_empty=False)
+    return history
