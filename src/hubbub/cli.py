@@ -7,11 +7,13 @@ Every failure a user can cause ends in one line on standard error and exit statu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import logging
 import socket
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -30,10 +32,12 @@ from hubbub.bootstrap import (
 from hubbub.db.engine import DatabaseUnavailableError
 from hubbub.db.migrate import upgrade
 from hubbub.errors import ApiError
+from hubbub.events.outbox import store_outbox
 from hubbub.logs import configure_logging
 from hubbub.models import ROLE_NAMES, Role
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings, SettingsError, load_settings
+from hubbub.transaction import Tx
 
 app = typer.Typer(
     name="hubbub",
@@ -69,11 +73,33 @@ def _settings(**flags: Any) -> Settings:
         fail(str(exc))
 
 
-def _run(settings: Settings, work: Callable[[Services], Awaitable[T]]) -> T:
-    """Open the database (applying migrations), run ``work``, close; errors become one line."""
+class CommandServices(Services):
+    """The services of a command: its write transactions also store their events in the
+    outbox (``events/outbox.py``), for a server running on the same database to publish.
+    The command's own bus reaches no client: without Redis the server's event queues are
+    in the server's memory."""
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[Tx]:
+        async with self.db.write() as conn:
+            tx = Tx(conn, self.subscribers)
+            yield tx
+            await store_outbox(conn, tx.notices, tx.stale_credentials, self.clock.now())
+        for job in tx.after_commit:
+            await job()
+
+
+def command_services(settings: Settings) -> CommandServices:
+    built = build_services(settings)
+    return CommandServices(**{f.name: getattr(built, f.name) for f in dataclasses.fields(built)})
+
+
+def _run(settings: Settings, work: Callable[[Services], Awaitable[T]], *, outbox: bool = True) -> T:
+    """Open the database (applying migrations), run ``work``, close; errors become one line.
+    ``outbox``: its events are kept for a running server (``CommandServices``)."""
 
     async def main() -> T:
-        services = build_services(settings)
+        services = command_services(settings) if outbox else build_services(settings)
         try:
             await services.db.check_reachable()
             await upgrade(services.db)
@@ -148,7 +174,10 @@ def serve(
             f"--owner-email (HUBBUB_OWNER_EMAIL) is not an email address: {settings.owner_email!r}"
         )
     _check_port_free(settings.host, settings.port)
-    first = _run(settings, ensure_first_realm)
+    # Only an empty database gets its first organization: no event queue can await news
+    # of it, and stored events would reach the first queues of the server started next,
+    # after their state already shows what the events tell.
+    first = _run(settings, ensure_first_realm, outbox=False)
     if first is not None:
         site = site_url("", settings.host, settings.port, settings.external_host)
         zuliprc = (settings.data_dir / "zuliprc").resolve()

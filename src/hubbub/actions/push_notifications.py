@@ -147,7 +147,13 @@ async def send_test_notifications(
     settings: Settings, realm: Realm, user: User, realm_uri: str, tokens: list[tuple[str, int]]
 ) -> None:
     """Zulip's ``remotes/push/test_notification``, one call per device (level 217); the
-    bouncer adds ``event: "test"`` to the base payload (level 234)."""
+    bouncer adds ``event: "test"`` to the base payload (level 234). Without a bouncer
+    nothing is sent: hubbub cannot reach APNs or FCM itself, and Zulip 10.2 with no way to
+    deliver drops test notifications in silence too."""
+    if not push_configured(settings):
+        if tokens:
+            logger.info("push notifications are not configured: test notification dropped")
+        return
     payload = base_payload(
         Recipient(user.id, realm.id, realm.name, realm_uri, server_host(settings, realm_uri))
     )

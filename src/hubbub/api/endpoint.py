@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
 
+from hubbub.api import user_agent
 from hubbub.api.auth import authenticate_on_subdomain, parse_basic_auth, subdomain_from_host
 from hubbub.api.headers import header
 from hubbub.api.params import ParamSpec, build_specs, find_int32_overflow, parse_arguments
@@ -139,11 +140,8 @@ def endpoint(
 
 
 def client_name(request: Request, args: dict[str, str]) -> str:
-    """The ``client`` parameter, else the User-Agent up to its first "/" (as Zulip)."""
-    if args.get("client"):
-        return args["client"][:30]
-    agent = header(request.scope, b"user-agent") or ""
-    return agent.split("/", 1)[0].strip()[:30] or "Unspecified"
+    """The ``client`` parameter, else the User-Agent's client name (``api/user_agent.py``)."""
+    return user_agent.client_name(args.get("client"), header(request.scope, b"user-agent"))
 
 
 def parse_fields(text: str, into: dict[str, str], *, max_fields: int | None = None) -> None:

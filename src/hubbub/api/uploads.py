@@ -19,16 +19,14 @@ from hubbub.actions.attachments import (
     do_create_attachment,
     do_record_thumbnails,
 )
-from hubbub.api.auth import authenticate, parse_basic_auth
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint, request_subdomain
-from hubbub.api.headers import header
+from hubbub.api.file_auth import count_by_address, file_viewer
 from hubbub.api.params import PathInt, PathStr
 from hubbub.api.responses import json_error
 from hubbub.errors import (
     ApiError,
     JsonableError,
     MissingArgumentError,
-    RateLimitedError,
     UnauthorizedError,
 )
 from hubbub.markdown.links import is_image_url
@@ -44,7 +42,7 @@ from hubbub.queries.attachments import (
 )
 from hubbub.queries.image_attachments import ImageAttachment, get_image_attachment
 from hubbub.queries.realms import get_realm_by_subdomain
-from hubbub.queries.users import get_user_by_api_key, get_user_by_id
+from hubbub.queries.users import get_user_by_id
 from hubbub.services import Services
 from hubbub.uploads import active_storage
 from hubbub.uploads.paths import guess_content_type, is_valid_path_id, new_path_id
@@ -181,23 +179,6 @@ async def _access_file(conn: AsyncConnection, user: User, realm: Realm, path_id:
 # --- the files themselves (outside /api/v1) ----------------------------------------------
 
 
-async def _viewer(conn: AsyncConnection, request: Request, realm: Realm | None) -> User | None:
-    """HTTP Basic credentials, or an ``api_key`` query parameter alone (what Zulip's
-    clients add to download links); None for a spectator, who sent neither. hubbub has no
-    browser sessions, so there is no cookie login to fall back on."""
-    authorization = header(request.scope, b"authorization")
-    if authorization:
-        email, api_key = parse_basic_auth(authorization)
-        return await authenticate(conn, realm, email, api_key)
-    key = request.query_params.get("api_key")
-    if key is None:
-        return None
-    user = await get_user_by_api_key(conn, realm.id, key) if realm is not None and key else None
-    if user is None:
-        raise UnauthorizedError("Invalid API key")
-    return user
-
-
 async def _spectator_file(
     conn: AsyncConnection, services: Services, realm: Realm | None, path_id: str
 ) -> Attachment:
@@ -236,13 +217,13 @@ async def _viewable_file(
     """The upload, if the request's viewer (a user, or a spectator) may see it."""
     realm = await _realm(services, conn, request)
     try:
-        user = await _viewer(conn, request, realm)
+        user = await file_viewer(conn, request, realm)
     except ApiError:
-        await _count_by_address(services, request)
+        await count_by_address(services, request)
         raise
     if user is None:
         # Spectators are counted by address, as failed logins are.
-        await _count_by_address(services, request)
+        await count_by_address(services, request)
         return await _spectator_file(conn, services, realm, path_id)
     assert realm is not None
     return await _access_file(conn, user, realm, path_id)
@@ -351,13 +332,13 @@ async def _external_viewer(conn: AsyncConnection, services: Services, request: R
     redirect to an outside image is no open door for anyone else)."""
     realm = await _realm(services, conn, request)
     try:
-        user = await _viewer(conn, request, realm)
+        user = await file_viewer(conn, request, realm)
     except ApiError:
-        await _count_by_address(services, request)
+        await count_by_address(services, request)
         raise
     if user is not None:
         return
-    await _count_by_address(services, request)
+    await count_by_address(services, request)
     if realm is None or not (
         services.settings.web_public_streams_enabled and realm.enable_spectator_access
     ):
@@ -388,15 +369,6 @@ async def serve_temporary_upload(request: Request) -> Response:
         return await _file_response(request, target)
     except ApiError as error:
         return json_error(error)
-
-
-async def _count_by_address(services: Services, request: Request) -> None:
-    # As for the API: failed credentials (and visitors without any) count against the
-    # caller's address.
-    host = request.client.host if request.client else "unknown"
-    result = await services.rate_limiter.hit(f"ip:{host}")
-    if not result.allowed:
-        raise RateLimitedError(round(result.reset_after, 3), {})
 
 
 def upload_routes() -> list[BaseRoute]:

@@ -14,7 +14,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 
-from hubbub.markdown import emoji, linkifiers, links
+from hubbub.markdown import avatars, emoji, linkifiers, links
 from hubbub.markdown.mentions import group_mention, stream_link, user_mention
 from hubbub.markdown.state import ctx_of, push_html, result_of
 from hubbub.markdown.tex import render_tex, tex_error_html
@@ -308,7 +308,10 @@ RULES: list[tuple[str, Any]] = [
     ("zulip_user_mention", user_mention),
     ("zulip_tex", tex),
     ("zulip_stream", stream_link),
+    ("zulip_avatar", avatars.avatar),
     ("zulip_timestamp", timestamp),
+    # Zulip tries the older spelling after timestamps.
+    ("zulip_gravatar", avatars.gravatar),
     ("zulip_group_mention", group_mention),
     ("zulip_link", link),
     ("zulip_autolink", autolink),

@@ -18,6 +18,7 @@ from hubbub.markdown import (
     MentionableUser,
     RenderContext,
 )
+from hubbub.markdown.avatars import possible_avatar_emails
 from hubbub.markdown.emoji import EMOJI_NAME_RE
 from hubbub.markdown.mentions import may_mention_groups, user_mention_targets
 from hubbub.models import Realm, User
@@ -51,6 +52,7 @@ _NAMED_USERS = PerDialect(
             sa.or_(
                 dialect.in_ids(user_profile.c.id, "ids"),
                 dialect.in_ids(sa.func.lower(user_profile.c.full_name, type_=sa.String), "names"),
+                dialect.in_ids(sa.func.lower(user_profile.c.email, type_=sa.String), "emails"),
                 user_profile.c.full_name.contains("\u212a"),
             ),
         )
@@ -67,16 +69,19 @@ async def _mentionable_users(
     mention read all 1,000 users of the benchmark realm through SQLAlchemy (~7 % of the
     event loop's thread in a flood of sends, py-spy)."""
     targets = user_mention_targets(content) if content is not None else None
-    if targets is None:
+    if targets is None or content is None:
         rows = await fetch_rows(conn, _ALL_USERS, {"realm_id": realm_id})
     else:
         ids, names = targets
-        if not ids and not names:
+        # ``!avatar(email)`` names its user by API email (the id goes into the URL).
+        emails = sorted(possible_avatar_emails(content)) if "!" in content else []
+        if not ids and not names and not emails:
             return []
         params = {
             "realm_id": realm_id,
             "ids": ids_argument(conn, ids),
             "names": ids_argument(conn, names),
+            "emails": ids_argument(conn, emails),
         }
         rows = await fetch_rows(conn, _NAMED_USERS(conn), params)
     return [

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from hubbub.services import Services
 from hubbub.workers import push_delivery, retention, upload_cleanup
+from hubbub.workers.event_outbox import OUTBOX_INTERVAL_SECONDS, relay_event_outbox
 from hubbub.workers.scheduled_delivery import run_scheduled_delivery
 
 logger = logging.getLogger("hubbub.workers")
@@ -96,6 +97,13 @@ def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
         ),
     ]
     tasks = [asyncio.create_task(run_every(every, job, name)) for every, job, name in jobs]
+    # Events of commands run beside the server (``hubbub create-user``): the first relay
+    # at once, so that what was left while the server was down reaches the restored
+    # queues before new clients register.
+    outbox = run_every(
+        OUTBOX_INTERVAL_SECONDS, lambda: relay_event_outbox(services), "event outbox", first=0
+    )
+    tasks.append(asyncio.create_task(outbox))
     tasks.append(
         asyncio.create_task(
             run_every(

@@ -1,0 +1,45 @@
+"""Publishing the events commands left in the outbox (``events/outbox.py``).
+
+Every server process runs this about twice a second: one indexed read finds the outbox
+empty (nearly always). Rows are claimed and deleted in a write transaction and published
+after it commits, so that each event reaches the queues once even with several workers;
+a worker that dies between its commit and its publish loses those events, as an action
+whose process dies right after its commit does.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from hubbub.events.outbox import CLAIM_BATCH, claim_outbox, has_outbox_rows
+from hubbub.services import Services
+
+logger = logging.getLogger("hubbub.workers")
+
+# Well within the second after which a command's change should have reached the clients.
+OUTBOX_INTERVAL_SECONDS = 0.5
+
+
+async def relay_event_outbox(services: Services) -> int:
+    """Publish everything the outbox holds now; how many rows were taken."""
+    async with services.db.read() as conn:
+        if not await has_outbox_rows(conn):
+            return 0
+    taken = 0
+    while True:
+        async with services.db.write() as conn:
+            claimed = await claim_outbox(conn)
+        taken += claimed.rows
+        # As ``Services.write`` does after a commit: credentials first, then the events,
+        # and presence answers forget realms whose users changed.
+        if claimed.stale_credentials:
+            await services.bus.forget_credentials(sorted(claimed.stale_credentials))
+        services.presence.forget(
+            n.realm_id for n in claimed.notices if n.event["type"] == "realm_user"
+        )
+        if claimed.notices:
+            await services.bus.publish(claimed.notices)
+        if claimed.rows < CLAIM_BATCH:
+            if taken:
+                logger.info("published %d outbox rows of commands", taken)
+            return taken
