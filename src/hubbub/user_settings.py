@@ -1,4 +1,4 @@
-"""The catalogue of a user's personal settings (Zulip 8.0, feature level 237).
+"""The catalogue of a user's personal settings (Zulip 10.2, feature level 372).
 
 One place names every setting of ``PATCH /settings`` and ``PATCH
 /realm/user_settings_defaults``: its Zulip default, the values it accepts, and which legacy
@@ -12,15 +12,20 @@ from typing import Any, Literal
 
 from hubbub.realm_settings import LANGUAGE_CODES
 
-# Zulip's defaults (``UserBaseSettings`` in Zulip 8.0).
+# Zulip's defaults (``UserBaseSettings`` in Zulip 10.2). ``dense_mode`` was removed at
+# feature level 364: the font size and line height (feature level 245) replace it.
 USER_SETTING_DEFAULTS: dict[str, Any] = {
     "twenty_four_hour_time": False,
-    "dense_mode": True,
     "web_mark_read_on_scroll_policy": 1,
+    # Feature level 269: 1 opens a channel at its first topic, 2 shows the channel feed.
+    "web_channel_default_view": 1,
     "starred_message_counts": True,
     "fluid_layout_width": False,
     "high_contrast_mode": False,
     "color_scheme": 1,
+    # Feature level 245; Zulip 10.2's defaults (its compact values are 14 and 122).
+    "web_font_size_px": 16,
+    "web_line_height_percent": 140,
     "translate_emoticons": False,
     "display_emoji_reaction_users": True,
     "default_language": "en",
@@ -31,6 +36,9 @@ USER_SETTING_DEFAULTS: dict[str, Any] = {
     "demote_inactive_streams": 1,
     "user_list_style": 2,
     "web_stream_unreads_count_display_policy": 2,
+    "web_animate_image_previews": "on_hover",  # feature level 275
+    "web_navigate_to_sent_message": True,  # feature level 268
+    "web_suggest_update_timezone": True,  # feature level 329
     "timezone": "",
     "enter_sends": False,
     "enable_drafts_synchronization": True,
@@ -66,6 +74,9 @@ USER_SETTING_DEFAULTS: dict[str, Any] = {
     "send_private_typing_notifications": True,
     "send_stream_typing_notifications": True,
     "send_read_receipts": True,
+    "receives_typing_notifications": True,  # feature level 253
+    "allow_private_data_export": False,  # feature level 293
+    "hide_ai_features": False,  # feature level 350
     "email_address_visibility": 1,
 }
 
@@ -83,6 +94,11 @@ SETTING_TYPES: dict[str, Any] = {
     "demote_inactive_streams": _POLICY_1_3,
     "user_list_style": _POLICY_1_3,
     "web_stream_unreads_count_display_policy": _POLICY_1_3,
+    # Values 3 and 4 came after Zulip 10.2 (feature levels 383 and 401).
+    "web_channel_default_view": Literal[1, 2],
+    "web_animate_image_previews": Literal["always", "on_hover", "never"],
+    "web_font_size_px": int,
+    "web_line_height_percent": int,
     # Four values since feature level 227.
     "desktop_icon_count_display": _POLICY_1_4,
     "realm_name_in_email_notifications_policy": _POLICY_1_3,
@@ -115,8 +131,12 @@ USER_SETTING_NAMES: tuple[str, ...] = tuple(USER_SETTING_DEFAULTS)
 NOT_REALM_DEFAULTS = frozenset(
     {"timezone", "default_language", "enable_login_emails", "enable_marketing_emails"}
 )
+# Consent to a private data export (feature level 293) is each user's own: /register shows
+# the realm's default, but Zulip 10.2's endpoint takes no parameter for it.
 REALM_DEFAULT_EDITABLE: tuple[str, ...] = tuple(
-    name for name in USER_SETTING_NAMES if name not in NOT_REALM_DEFAULTS
+    name
+    for name in USER_SETTING_NAMES
+    if name not in NOT_REALM_DEFAULTS and name != "allow_private_data_export"
 )
 # The keys of /register ``realm_user_settings_defaults`` (everything but the time zone).
 REALM_DEFAULT_KEYS: tuple[str, ...] = tuple(n for n in USER_SETTING_NAMES if n != "timezone")
@@ -129,7 +149,6 @@ DISPLAY_SETTINGS_LEGACY: tuple[str, ...] = (
     "default_language",
     "web_home_view",
     "demote_inactive_streams",
-    "dense_mode",
     "emojiset",
     "enable_drafts_synchronization",
     "enter_sends",
@@ -173,6 +192,10 @@ EMOJISET_CHOICES: list[dict[str, str]] = [
 NOTIFICATION_SOUNDS: list[str] = ["chime", "ding", "zulip"]
 # Zulip caps the email batching period at one week.
 MAX_EMAIL_BATCHING_PERIOD_SECONDS = 7 * 24 * 60 * 60
+# Zulip keeps the font size and line height in positive small integer columns; any value
+# outside them fails there (feature level 245).
+MAX_SMALL_POSITIVE_INT = 32767
+SMALL_POSITIVE_INT_SETTINGS = ("web_font_size_px", "web_line_height_percent")
 
 # Each language's name as Zulip's language list spells it (``language_name`` in events).
 LANGUAGE_NAMES: dict[str, str] = {
@@ -207,6 +230,10 @@ def is_valid_batching_period(seconds: int) -> bool:
     return 0 < seconds <= MAX_EMAIL_BATCHING_PERIOD_SECONDS
 
 
+def is_valid_small_positive_int(value: int) -> bool:
+    return 0 <= value <= MAX_SMALL_POSITIVE_INT
+
+
 def merged(stored: dict[str, Any], defaults: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every setting: the stored overrides on top of ``defaults`` (Zulip's by default)."""
     base = USER_SETTING_DEFAULTS if defaults is None else defaults
@@ -214,5 +241,10 @@ def merged(stored: dict[str, Any], defaults: dict[str, Any] | None = None) -> di
 
 
 def overrides(values: dict[str, Any]) -> dict[str, Any]:
-    """What the JSON column keeps: only the values that differ from Zulip's defaults."""
-    return {k: v for k, v in values.items() if USER_SETTING_DEFAULTS.get(k, object()) != v}
+    """What the JSON column keeps: only the values that differ from Zulip's defaults. A
+    setting Zulip removed (``dense_mode``, feature level 364) is dropped on the next write."""
+    return {
+        k: v
+        for k, v in values.items()
+        if k in USER_SETTING_DEFAULTS and USER_SETTING_DEFAULTS[k] != v
+    }

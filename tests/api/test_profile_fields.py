@@ -1,4 +1,4 @@
-"""``/realm/profile_fields`` and ``/users/me/profile_data``: Zulip 8.0's behaviour and
+"""``/realm/profile_fields`` and ``/users/me/profile_data``: Zulip 10.2's behaviour and
 error texts; a failed request changes nothing."""
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ async def test_create_every_type_and_list_in_order(env: TestEnv) -> None:
         "hint": "Work phone",
         "field_data": "",
         "order": phone,
+        "required": False,
+        "editable_by_user": True,
     }
     assert fields[2]["display_in_profile_summary"] is True
     assert orjson.loads(fields[2]["field_data"]) == CHOICES
@@ -496,4 +498,75 @@ async def test_admin_sets_values_through_update_user(env: TestEnv) -> None:
     assert_success(
         await admin.patch(f"/users/{hamlet}", {"profile_data": [{"id": phone, "value": None}]})
     )
+    assert await _profile(env) == {}
+
+
+NOT_EDITABLE = "You are not allowed to change this field. Contact an administrator to update it."
+
+
+async def test_required_and_editable_by_user(env: TestEnv) -> None:
+    """Feature levels 244 and 296: both flags are set at creation (default: optional and
+    editable) and changed by an update, on any field, a default external account's too."""
+    admin = env.client("iago")
+    badge = await _create(env, name="Badge", field_type=1, required=True, editable_by_user=False)
+    github = await _create(env, field_type=7, field_data={"subtype": "github"})
+    fields = {f["id"]: f for f in await _fields(env)}
+    assert (fields[badge]["required"], fields[badge]["editable_by_user"]) == (True, False)
+    assert (fields[github]["required"], fields[github]["editable_by_user"]) == (False, True)
+    assert_success(await admin.patch(f"{FIELDS}/{badge}", {"required": False}))
+    assert_success(
+        await admin.patch(f"{FIELDS}/{github}", {"required": True, "editable_by_user": False})
+    )
+    fields = {f["id"]: f for f in await _fields(env)}
+    assert (fields[badge]["required"], fields[badge]["editable_by_user"]) == (False, False)
+    assert (fields[github]["required"], fields[github]["editable_by_user"]) == (True, False)
+    assert fields[github]["name"] == "GitHub username"
+    assert_error(
+        await admin.post(FIELDS, {"name": "X", "field_type": 1, "required": "yes"}),
+        "required is not valid JSON",
+    )
+    assert_error(
+        await admin.patch(f"{FIELDS}/{badge}", {"editable_by_user": 1}),
+        "editable_by_user is not a boolean",
+    )
+    assert [f["name"] for f in await _fields(env)] == ["Badge", "GitHub username"]
+
+
+async def test_only_admins_change_fields_users_may_not_edit(env: TestEnv) -> None:
+    badge = await _create(env, name="Badge", field_type=1, editable_by_user=False)
+    phone = await _create(env, name="Phone", field_type=1)
+    hamlet = env.users["hamlet"]
+    client = env.client("hamlet")
+    # One entry for a locked field fails the whole request.
+    data = [{"id": phone, "value": "1"}, {"id": badge, "value": "gold"}]
+    assert_error(await client.patch(PROFILE_DATA, {"data": data}), NOT_EDITABLE)
+    assert await _profile(env) == {}
+    # An administrator sets it, for themselves or anyone.
+    assert_success(
+        await env.client("iago").patch(PROFILE_DATA, {"data": [{"id": badge, "value": "x"}]})
+    )
+    assert_success(
+        await env.client("iago").patch(
+            f"/users/{hamlet.id}", {"profile_data": [{"id": badge, "value": "gold"}]}
+        )
+    )
+    assert await _profile(env) == {str(badge): {"value": "gold", "rendered_value": "<p>gold</p>"}}
+    # The user can neither remove it nor clear it another way.
+    assert_error(await client.delete(PROFILE_DATA, {"data": [phone, badge]}), NOT_EDITABLE)
+    assert set(await _profile(env)) == {str(badge)}
+    # A bot's owner edits the bot's editable fields only.
+    bot = await env.create_user("badge-bot@example.com", "Badge bot", bot_owner=hamlet)
+    assert_success(
+        await client.patch(f"/users/{bot.id}", {"profile_data": [{"id": phone, "value": "2"}]})
+    )
+    for value in ("silver", None):
+        assert_error(
+            await client.patch(
+                f"/users/{bot.id}", {"profile_data": [{"id": badge, "value": value}]}
+            ),
+            NOT_EDITABLE,
+        )
+    # Once editable again, the user may change it.
+    assert_success(await env.client("iago").patch(f"{FIELDS}/{badge}", {"editable_by_user": True}))
+    assert_success(await client.delete(PROFILE_DATA, {"data": [badge]}))
     assert await _profile(env) == {}

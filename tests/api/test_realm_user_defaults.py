@@ -32,6 +32,20 @@ ZULIP_DEFAULTS = {k: USER_SETTING_DEFAULTS[k] for k in REALM_DEFAULT_KEYS}
 
 async def test_zulip_defaults_when_nothing_stored(env: TestEnv) -> None:
     assert await _defaults(env) == ZULIP_DEFAULTS
+    # Zulip 10.2's keys: the settings of feature levels 245 to 350, without dense_mode.
+    defaults = await _defaults(env)
+    assert "dense_mode" not in defaults
+    assert {
+        "web_font_size_px": 16,
+        "web_line_height_percent": 140,
+        "receives_typing_notifications": True,
+        "web_navigate_to_sent_message": True,
+        "web_channel_default_view": 1,
+        "web_animate_image_previews": "on_hover",
+        "allow_private_data_export": False,
+        "web_suggest_update_timezone": True,
+        "hide_ai_features": False,
+    }.items() <= defaults.items()
 
 
 @pytest.mark.parametrize("user", ["desdemona", "iago"])
@@ -85,6 +99,9 @@ async def test_others_are_refused(env: TestEnv, user: str) -> None:
         ),
         ({"email_address_visibility": 0}, "Invalid email_address_visibility"),
         ({"enter_sends": True, "user_list_style": 9}, "Invalid user_list_style"),
+        ({"web_channel_default_view": 0}, "Invalid web_channel_default_view"),
+        ({"web_animate_image_previews": "hover"}, "Invalid web_animate_image_previews"),
+        ({"web_font_size_px": 40000}, "Invalid web_font_size_px"),
     ],
 )
 async def test_invalid_values(env: TestEnv, params: dict[str, Any], message: str) -> None:
@@ -102,11 +119,17 @@ async def test_personal_settings_are_ignored(env: TestEnv) -> None:
                 "enable_login_emails": False,
                 "enable_marketing_emails": False,
                 "full_name": "X",
+                # Each user's own consent (feature level 293), and a setting removed at
+                # feature level 364.
+                "allow_private_data_export": True,
+                "dense_mode": False,
             },
         )
     )
     assert body["ignored_parameters_unsupported"] == [
+        "allow_private_data_export",
         "default_language",
+        "dense_mode",
         "enable_login_emails",
         "enable_marketing_emails",
         "full_name",
@@ -129,6 +152,10 @@ async def test_every_editable_setting_is_stored(env: TestEnv) -> None:
             value = "inbox"
         elif name == "emojiset":
             value = "text"
+        elif name == "web_animate_image_previews":
+            value = "always"
+        elif name == "web_channel_default_view":
+            value = 2
         else:
             value = 3 if default != 3 else 2
         assert_success(await env.client("iago").patch(URL, {name: value}))

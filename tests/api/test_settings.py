@@ -9,11 +9,24 @@ import pytest
 import sqlalchemy as sa
 
 from hubbub.credentials import check_password
-from hubbub.db.tables import realm
+from hubbub.db.tables import realm, user_setting
 from hubbub.models import EmailVisibility
 from hubbub.queries.user_settings import get_user_settings
 from hubbub.user_settings import SETTING_TYPES, USER_SETTING_DEFAULTS
 from tests.helpers import TestEnv, assert_error, assert_success
+
+# The settings Zulip added between feature levels 238 and 372, with Zulip 10.2's defaults.
+NEW_SETTINGS: dict[str, Any] = {
+    "web_font_size_px": 16,
+    "web_line_height_percent": 140,
+    "receives_typing_notifications": True,
+    "web_navigate_to_sent_message": True,
+    "web_channel_default_view": 1,
+    "web_animate_image_previews": "on_hover",
+    "allow_private_data_export": False,
+    "web_suggest_update_timezone": True,
+    "hide_ai_features": False,
+}
 
 
 async def _settings(env: TestEnv, user: str = "hamlet") -> dict[str, Any]:
@@ -34,11 +47,40 @@ def _other_value(name: str) -> Any:
         "timezone": "Asia/Kolkata",
         "notification_sound": "ding",
         "email_notifications_batching_period_seconds": 300,
+        "web_font_size_px": 14,
+        "web_line_height_percent": 122,
     }[name]
 
 
 async def test_defaults_when_nothing_stored(env: TestEnv) -> None:
     assert await _settings(env) == USER_SETTING_DEFAULTS
+
+
+async def test_settings_added_after_zulip_8_have_zulip_10_defaults(env: TestEnv) -> None:
+    settings = await _settings(env)
+    assert {name: settings[name] for name in NEW_SETTINGS} == NEW_SETTINGS
+    assert "dense_mode" not in settings
+
+
+async def test_dense_mode_is_no_longer_a_setting(env: TestEnv) -> None:
+    """Feature level 364 removed it: PATCH /settings ignores it, and an override stored
+    before the upgrade neither shows nor survives the next write."""
+    body = assert_success(await env.client("hamlet").patch("/settings", {"dense_mode": False}))
+    assert body["ignored_parameters_unsupported"] == ["dense_mode"]
+    hamlet = env.users["hamlet"]
+    async with env.services.db.write() as conn:
+        await conn.execute(
+            sa.insert(user_setting).values(
+                user_profile_id=hamlet.id, settings='{"dense_mode":false}'
+            )
+        )
+    assert await _settings(env) == USER_SETTING_DEFAULTS
+    assert_success(await env.client("hamlet").patch("/settings", {"enter_sends": True}))
+    async with env.services.db.read() as conn:
+        stored = await conn.scalar(
+            sa.select(user_setting.c.settings).where(user_setting.c.user_profile_id == hamlet.id)
+        )
+    assert orjson.loads(stored) == {"enter_sends": True}
 
 
 @pytest.mark.parametrize("name", sorted(USER_SETTING_DEFAULTS))
@@ -101,6 +143,13 @@ async def test_legacy_names_for_home_view(env: TestEnv) -> None:
         ({"automatically_follow_topics_policy": 5}, "Invalid automatically_follow_topics_policy"),
         ({"email_address_visibility": 6}, "Invalid email_address_visibility"),
         ({"web_mark_read_on_scroll_policy": 4}, "Invalid web_mark_read_on_scroll_policy"),
+        # Values 3 and 4 came after Zulip 10.2.
+        ({"web_channel_default_view": 3}, "Invalid web_channel_default_view"),
+        ({"web_animate_image_previews": "sometimes"}, "Invalid web_animate_image_previews"),
+        ({"web_font_size_px": '"big"'}, "web_font_size_px is not an integer"),
+        ({"web_font_size_px": -1}, "Invalid web_font_size_px"),
+        ({"web_line_height_percent": 40000}, "Invalid web_line_height_percent"),
+        ({"hide_ai_features": "yes"}, "hide_ai_features is not valid JSON"),
         ({"enter_sends": "yes"}, "enter_sends is not valid JSON"),
         ({"enter_sends": 1}, "enter_sends is not a boolean"),
         ({"default_language": "xx"}, "Invalid default_language"),
@@ -257,7 +306,7 @@ async def test_legacy_aliases(env: TestEnv) -> None:
     """``/settings/display`` and ``/settings/notifications`` are aliases of ``/settings``
     since feature level 80; the official client still uses the latter."""
     client = env.client("hamlet")
-    assert_success(await client.patch("/settings/display", {"dense_mode": False}))
+    assert_success(await client.patch("/settings/display", {"fluid_layout_width": True}))
     assert_success(await client.patch("/settings/notifications", {"enable_sounds": False}))
     after = await _settings(env)
-    assert (after["dense_mode"], after["enable_sounds"]) == (False, False)
+    assert (after["fluid_layout_width"], after["enable_sounds"]) == (True, False)

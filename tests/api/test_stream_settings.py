@@ -14,6 +14,7 @@ from hubbub.models import Stream, Subscription
 from hubbub.queries.streams import get_default_stream_ids, get_stream_by_id, get_subscription
 from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.settings import Settings
+from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
 
 PROPERTIES = "/users/me/subscriptions/properties"
@@ -340,7 +341,7 @@ async def test_web_public_needs_the_realm_and_permission(env: TestEnv) -> None:
     assert not (await _stream(env, denmark.id)).is_web_public
     assert_success(await owner.patch(f"/streams/{denmark.id}", {"is_web_public": True}))
     assert (await _stream(env, denmark.id)).is_web_public
-    await _set_realm(env, "create_web_public_stream_policy", 2)
+    await set_group_setting(env, "can_create_web_public_channel_group", "role:administrators")
     assert_success(
         await env.client("iago").patch(f"/streams/{denmark.id}", {"is_web_public": False})
     )
@@ -395,7 +396,7 @@ async def test_default_stream(env: TestEnv) -> None:
     )
     assert await _default_ids(env) == [secret.id]
     registered = assert_success(await env.client("hamlet").post("/register", {}))
-    assert [s["name"] for s in registered["realm_default_streams"]] == ["Secret"]
+    assert registered["realm_default_streams"] == [secret.id]
 
 
 # --- posting policy, retention, group -----------------------------------------------------

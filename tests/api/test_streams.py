@@ -391,7 +391,8 @@ async def test_add_and_remove_default_stream(env: TestEnv) -> None:
     state = assert_success(
         await env.client("hamlet").post("/register", {"fetch_event_types": ["default_streams"]})
     )
-    assert [s["name"] for s in state["realm_default_streams"]] == ["Verona", "Web"]
+    # Stream ids, in id order, since feature level 330.
+    assert state["realm_default_streams"] == sorted([verona.id, web.id])
     # New users join the default streams.
     newcomer = await env.create_user("new@example.com", "Newcomer")
     subs = assert_success(await env.client(newcomer).get("/users/me/subscriptions"))

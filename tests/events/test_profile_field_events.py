@@ -48,6 +48,8 @@ async def test_register_state(env: TestEnv) -> None:
             "hint": "",
             "field_data": "",
             "order": phone,
+            "required": False,
+            "editable_by_user": True,
             "display_in_profile_summary": True,
         }
     ]
@@ -182,3 +184,24 @@ async def test_failed_requests_send_nothing(env: TestEnv) -> None:
         assert (await client.patch(PROFILE_DATA, data)).status_code == 400
 
     await verify_action(env, env.users["hamlet"], failures, num_events=0)
+
+
+async def test_required_and_editable_by_user_changes(env: TestEnv) -> None:
+    """Feature levels 244 and 296: the flags travel in the whole list, to everyone."""
+    phone = await _create(env, name="Phone", field_type=1, required=True)
+    for user, params in (
+        ("hamlet", {"editable_by_user": False}),
+        ("polonius", {"required": False}),
+        ("iago", {"required": True, "editable_by_user": True}),
+    ):
+        events = await verify_action(
+            env,
+            env.users[user],
+            _call(env, "iago", "patch", f"{FIELDS}/{phone}", params),
+            num_events=1,
+        )
+        [field] = events[0]["fields"]
+        assert params.items() <= field.items()
+    state = await register(env, env.users["hamlet"], fetch_event_types=["custom_profile_fields"])
+    [field] = state["custom_profile_fields"]
+    assert (field["required"], field["editable_by_user"]) == (True, True)

@@ -218,3 +218,87 @@ async def test_unchanged_settings_send_nothing(env: TestEnv) -> None:
         _patch(env, {"enter_sends": False, "timezone": "", "emojiset": "google"}),
         num_events=0,
     )
+
+
+# The settings Zulip added between feature levels 238 and 372, with a value other than
+# Zulip 10.2's default: each is modern (no legacy event) and in both state objects.
+NEW_SETTING_VALUES: dict[str, Any] = {
+    "web_font_size_px": 14,
+    "web_line_height_percent": 122,
+    "receives_typing_notifications": False,
+    "web_navigate_to_sent_message": False,
+    "web_channel_default_view": 2,
+    "web_animate_image_previews": "always",
+    "allow_private_data_export": True,
+    "web_suggest_update_timezone": False,
+    "hide_ai_features": True,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_SETTING_VALUES))
+async def test_new_setting_sends_only_user_settings(env: TestEnv, name: str) -> None:
+    value = NEW_SETTING_VALUES[name]
+    events = await verify_action(env, env.users["hamlet"], _patch(env, {name: value}), num_events=1)
+    assert _without_id(events) == [
+        {"type": "user_settings", "op": "update", "property": name, "value": value}
+    ]
+
+
+async def test_new_settings_in_realm_defaults_events(env: TestEnv) -> None:
+    """Every new setting but ``allow_private_data_export`` (each user's own consent) is a
+    realm default administrators change."""
+    url = "/realm/user_settings_defaults"
+    params = {k: v for k, v in NEW_SETTING_VALUES.items() if k != "allow_private_data_export"}
+    events = await verify_action(
+        env, env.users["hamlet"], _patch(env, params, "iago", url), num_events=len(params)
+    )
+    assert sorted(e["property"] for e in events) == sorted(params)
+    state = await register(env, env.users["hamlet"])
+    assert params.items() <= state["realm_user_settings_defaults"].items()
+    assert state["realm_user_settings_defaults"]["allow_private_data_export"] is False
+
+
+async def test_dense_mode_is_gone_from_register(env: TestEnv) -> None:
+    """Feature level 364: neither the objects nor the legacy top-level keys have it."""
+    hamlet = env.users["hamlet"]
+    legacy = await register(env, hamlet)
+    assert "dense_mode" not in legacy
+    assert "dense_mode" not in legacy["user_settings"]
+    assert "dense_mode" not in legacy["realm_user_settings_defaults"]
+    # Newer settings never reach the legacy top level either.
+    assert "web_font_size_px" not in legacy and "web_font_size_px" in legacy["user_settings"]
+    await verify_action(env, hamlet, _patch(env, {"dense_mode": False}), num_events=0)
+
+
+async def test_typing_skips_users_who_turned_it_off(env: TestEnv) -> None:
+    """Feature level 253: ``receives_typing_notifications`` off means no typing events, for
+    direct messages (the typist included) and streams alike."""
+    hamlet, othello = env.users["hamlet"], env.users["othello"]
+    denmark = await env.subscribe("hamlet", "Denmark")
+    await env.subscribe("othello", "Denmark")
+    stream_params = {"type": "stream", "op": "start", "stream_id": denmark.id, "topic": "t"}
+    capable = {"client_capabilities": {"stream_typing_notifications": True}}
+
+    def typing(user: str, params: dict[str, Any]) -> Callable[[], Awaitable[None]]:
+        async def action() -> None:
+            assert_success(await env.client(user).post("/typing", params))
+
+        return action
+
+    direct = {"op": "start", "to": [othello.id]}
+    await verify_action(env, othello, typing("hamlet", direct), num_events=1)
+    assert_success(
+        await env.client("othello").patch("/settings", {"receives_typing_notifications": False})
+    )
+    await verify_action(env, othello, typing("hamlet", direct), num_events=0)
+    await verify_action(env, othello, typing("hamlet", stream_params), num_events=0, **capable)
+    # The others still hear of it; and a user who turned it off may still type.
+    await verify_action(env, hamlet, typing("hamlet", direct), num_events=1)
+    await verify_action(env, hamlet, typing("hamlet", stream_params), num_events=1, **capable)
+    await verify_action(
+        env, hamlet, typing("othello", {"op": "stop", "to": [hamlet.id]}), num_events=1
+    )
+    assert_success(
+        await env.client("othello").patch("/settings", {"receives_typing_notifications": True})
+    )
+    await verify_action(env, othello, typing("hamlet", direct), num_events=1)

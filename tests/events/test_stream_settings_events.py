@@ -377,7 +377,7 @@ async def test_guests_are_not_told_default_streams(env: TestEnv) -> None:
         env.users["hamlet"],
         _patcher(env, "iago", denmark.id, {"is_default_stream": False}),
     )
-    assert [[s["name"] for s in e["default_streams"]] for e in events] == [["Guests welcome"]]
+    assert [e["default_streams"] for e in events] == [[guests.id]]
 
 
 # --- privacy ------------------------------------------------------------------------------

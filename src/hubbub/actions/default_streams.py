@@ -1,8 +1,9 @@
 """The realm's default streams (new users join them): adding, removing, and the
 ``default_streams`` event.
 
-As in Zulip 8.0, guests neither see the list (their ``realm_default_streams`` is empty)
-nor get its events; everyone else gets the whole list, sorted by name, on every change.
+As in Zulip, guests neither see the list (their ``realm_default_streams`` is empty) nor get
+its events; everyone else gets the whole list on every change: the streams' ids, in id
+order, since feature level 330 (whole stream objects before).
 """
 
 from __future__ import annotations
@@ -13,26 +14,15 @@ import sqlalchemy as sa
 
 from hubbub.db.tables import default_stream
 from hubbub.models import Realm, Stream
-from hubbub.queries.streams import get_default_stream_ids, list_streams, stream_dict
+from hubbub.queries.streams import get_default_stream_ids
 from hubbub.queries.users import list_active_users
 from hubbub.transaction import Tx
 
 
 async def notify_default_streams(tx: Tx, realm_id: int) -> None:
-    default_ids = set(await get_default_stream_ids(tx.conn, realm_id))
-    streams = sorted(
-        (s for s in await list_streams(tx.conn, realm_id) if s.id in default_ids),
-        key=lambda s: (s.name, s.id),
-    )
+    default_ids = await get_default_stream_ids(tx.conn, realm_id)
     recipients = [u.id for u in await list_active_users(tx.conn, realm_id) if not u.is_guest]
-    tx.notify(
-        realm_id,
-        {
-            "type": "default_streams",
-            "default_streams": [stream_dict(s, weekly_traffic=False) for s in streams],
-        },
-        recipients,
-    )
+    tx.notify(realm_id, {"type": "default_streams", "default_streams": default_ids}, recipients)
 
 
 async def do_add_default_streams(tx: Tx, realm: Realm, streams: Sequence[Stream]) -> None:

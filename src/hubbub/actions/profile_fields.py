@@ -1,11 +1,13 @@
 """Custom profile fields: administrators define them (``/realm/profile_fields``), users fill
 them in (``/users/me/profile_data``, or an administrator through ``PATCH /users/{id}``).
 
-Behaviour and error texts follow Zulip 8.0 (feature level 237). Every change of a field
-sends the whole list (``custom_profile_fields``) to the realm's active users; every change
-of a value sends a ``realm_user`` update with ``custom_profile_field``. Deleting a field
-drops its values without per-user events, as Zulip does: clients prune ``profile_data``
-when the field leaves the list.
+Behaviour and error texts follow Zulip 10.2. Every change of a field sends the whole list
+(``custom_profile_fields``) to the realm's active users; every change of a value sends a
+``realm_user`` update with ``custom_profile_field``. Deleting a field drops its values
+without per-user events, as Zulip does: clients prune ``profile_data`` when the field
+leaves the list. A field may be ``required`` (feature level 244; a hint for clients, which
+the server does not enforce) and not ``editable_by_user`` (feature level 296: then only
+administrators change anyone's value of it).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from hubbub.queries.users import active_user_ids, get_user_by_id
 from hubbub.rendering import render_text
 from hubbub.transaction import Tx
 
+NOT_EDITABLE = "You are not allowed to change this field. Contact an administrator to update it."
 MAX_SHORT_TEXT = 50
 MAX_LONG_TEXT = 500
 # Field types whose values are rendered to HTML (``rendered_value``).
@@ -198,6 +201,8 @@ async def check_create_field(
     field_type: int,
     field_data: dict[str, Any],
     display_in_profile_summary: bool,
+    required: bool = False,
+    editable_by_user: bool = True,
 ) -> int:
     """``POST /realm/profile_fields``; returns the new field's id."""
     name = name.strip()
@@ -222,6 +227,8 @@ async def check_create_field(
             field_data=stored_data,
             order=0,
             display_in_profile_summary=display_in_profile_summary,
+            required=required,
+            editable_by_user=editable_by_user,
         )
     )
     field_id = int(result.inserted_primary_key[0])  # type: ignore[index]
@@ -240,8 +247,12 @@ async def check_update_field(
     hint: str | None,
     field_data: dict[str, Any] | None,
     display_in_profile_summary: bool | None,
+    required: bool | None = None,
+    editable_by_user: bool | None = None,
 ) -> None:
-    """``PATCH /realm/profile_fields/{field_id}``: what is given changes; the type never."""
+    """``PATCH /realm/profile_fields/{field_id}``: what is given changes; the type never.
+    ``required`` and ``editable_by_user`` may change on any field, a default external
+    account's too, as in Zulip."""
     if name is not None:
         name = name.strip()
     if field_data is not None:
@@ -274,6 +285,10 @@ async def check_update_field(
         changes["hint"] = hint
     if display_in_profile_summary is not None:
         changes["display_in_profile_summary"] = display_in_profile_summary
+    if required is not None:
+        changes["required"] = required
+    if editable_by_user is not None:
+        changes["editable_by_user"] = editable_by_user
     if field_data is not None and field.field_type in TYPES_WITH_FIELD_DATA:
         changes["field_data"] = orjson.dumps(field_data).decode()
         if field.field_type == FieldType.SELECT:
@@ -440,10 +455,23 @@ async def _check_value(
     raise JsonableError(f"Invalid field type for {name}")
 
 
+def _check_may_edit(acting: User, field: Any) -> None:
+    """Feature level 296: only administrators change values of a field users may not edit
+    (their own, or, for a bot's owner, the bot's)."""
+    if not acting.is_realm_admin and not field.editable_by_user:
+        raise JsonableError(NOT_EDITABLE)
+
+
 async def check_update_profile_data(
-    tx: Tx, user: User, profile_data: list[Any], *, var_name: str = "profile_data"
+    tx: Tx,
+    user: User,
+    profile_data: list[Any],
+    *,
+    acting_user: User,
+    var_name: str = "profile_data",
 ) -> None:
-    """Set values; all entries are checked before anything is written.
+    """Set ``user``'s values as ``acting_user`` asks; all entries are checked before
+    anything is written.
 
     ``PATCH /users/{id}`` (``var_name`` "profile_data"): an empty or null value clears
     the field, as in Zulip. ``PATCH /users/me/profile_data`` ("data"): values are stored
@@ -456,6 +484,7 @@ async def check_update_profile_data(
         field = fields.get(field_id)
         if field is None:
             raise JsonableError(f"Field id {field_id} not found.")
+        _check_may_edit(acting_user, field)
         if clear_empty and not value:
             writes.append((field_id, None, None))
         else:
@@ -465,10 +494,10 @@ async def check_update_profile_data(
 
 
 async def check_remove_profile_data(tx: Tx, user: User, field_ids: list[int]) -> None:
-    """``DELETE /users/me/profile_data``: every id must be a field of the realm; a field
-    without a value is skipped silently."""
+    """``DELETE /users/me/profile_data``: every id must be a field of the realm the user
+    may edit; a field without a value is skipped silently."""
     for field_id in field_ids:
-        await access_field(tx.conn, user.realm_id, field_id)
+        _check_may_edit(user, await access_field(tx.conn, user.realm_id, field_id))
     for field_id in field_ids:
         await do_set_profile_value(tx, user, field_id, None, None)
 

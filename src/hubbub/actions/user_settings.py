@@ -1,6 +1,6 @@
 """Changing a user's settings, password and the realm's defaults for new users' settings.
 
-Behaviour follows Zulip 8.0:
+Behaviour follows Zulip 10.2:
 - every changed setting sends the user a ``user_settings`` update; settings that existed
   before feature level 89 also send the legacy ``update_display_settings`` or
   ``update_global_notifications`` event (the queues of clients with the

@@ -47,6 +47,8 @@ async def create_custom_profile_field(
     field_type: int,
     field_data: dict[str, Any] | None = None,
     display_in_profile_summary: bool = False,
+    required: bool = False,
+    editable_by_user: bool = True,
 ) -> Payload:
     """Create a custom profile field"""
     _require_admin(req.me)
@@ -59,6 +61,8 @@ async def create_custom_profile_field(
             field_type=field_type,
             field_data=field_data or {},
             display_in_profile_summary=display_in_profile_summary,
+            required=required,
+            editable_by_user=editable_by_user,
         )
     return {"id": field_id}
 
@@ -81,6 +85,8 @@ async def update_custom_profile_field(
     hint: str | None = None,
     field_data: dict[str, Any] | None = None,
     display_in_profile_summary: bool | None = None,
+    required: bool | None = None,
+    editable_by_user: bool | None = None,
 ) -> Payload:
     """Update a custom profile field (Zulip has it, its API document does not)"""
     _require_admin(req.me)
@@ -93,6 +99,8 @@ async def update_custom_profile_field(
             hint=hint,
             field_data=field_data,
             display_in_profile_summary=display_in_profile_summary,
+            required=required,
+            editable_by_user=editable_by_user,
         )
     return {}
 
@@ -117,7 +125,7 @@ async def update_own_profile_data(
     """Set the user's own custom profile field values"""
     _require_human(req.me)
     async with req.services.write() as tx:
-        await check_update_profile_data(tx, req.me, data, var_name="data")
+        await check_update_profile_data(tx, req.me, data, acting_user=req.me, var_name="data")
     return {}
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, TypeVar
 from zoneinfo import available_timezones
 
 from hubbub.actions.presence import do_presence_enabled_changed
+from hubbub.actions.unique_names import check_unique_full_name
 from hubbub.actions.user_settings import (
     do_change_password,
     do_change_user_settings,
@@ -37,10 +38,12 @@ from hubbub.user_settings import (
     LEGACY_PARAMETER_NAMES,
     REALM_DEFAULT_EDITABLE,
     SETTING_TYPES,
+    SMALL_POSITIVE_INT_SETTINGS,
     USER_SETTING_NAMES,
     is_valid_batching_period,
     is_valid_language,
     is_valid_notification_sound,
+    is_valid_small_positive_int,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,7 +70,7 @@ def _setting_parameters(names: Iterable[str]) -> Callable[[F], F]:
 
 
 def _check_values(values: dict[str, Any]) -> None:
-    """The checks a type cannot express, in Zulip 8.0's order and wording."""
+    """The checks a type cannot express, in Zulip's order and wording."""
     language = values.get("default_language")
     if language is not None and not is_valid_language(language):
         raise JsonableError("Invalid default_language")
@@ -80,6 +83,11 @@ def _check_values(values: dict[str, Any]) -> None:
     timezone = values.get("timezone")
     if timezone is not None and timezone != "" and timezone not in available_timezones():
         raise JsonableError("timezone is not a recognized time zone")
+    for name in SMALL_POSITIVE_INT_SETTINGS:
+        # Zulip's column would refuse these (a server error there); hubbub says so.
+        value = values.get(name)
+        if value is not None and not is_valid_small_positive_int(value):
+            raise JsonableError(f"Invalid {name}")
 
 
 def _changed(
@@ -131,6 +139,7 @@ async def _change_full_name(tx: Tx, me: User, realm_name_changes_disabled: bool,
         return
     name = check_full_name(raw)
     if name != me.full_name:
+        await check_unique_full_name(tx.conn, me.realm_id, name, user_id=me.id)
         await do_change_full_name(tx, me, name)
 
 

@@ -8,6 +8,7 @@ from pydantic import StringConstraints
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.actions.profile_fields import check_update_profile_data
+from hubbub.actions.unique_names import check_unique_full_name
 from hubbub.actions.users import (
     check_change_role,
     check_create_user,
@@ -23,7 +24,9 @@ from hubbub.api.params import PathInt, PathStr
 from hubbub.errors import JsonableError, OrganizationAdminRequiredError
 from hubbub.models import Role, User
 from hubbub.queries.user_dicts import get_user_dicts
+from hubbub.queries.user_status import get_user_status_for
 from hubbub.queries.users import access_user_by_email, access_user_by_id
+from hubbub.transaction import Tx
 
 MAX_DEACTIVATION_COMMENT = 2000
 
@@ -144,29 +147,79 @@ async def create_user(req: ApiRequest, *, email: str, password: str, full_name: 
     return {"user_id": user.id}
 
 
+RoleValue = Literal[100, 200, 300, 400, 600]
+
+
+async def _update_user(
+    tx: Tx,
+    req: ApiRequest,
+    target: User,
+    *,
+    full_name: str | None,
+    role: RoleValue | None,
+    profile_data: list[dict[str, Any]] | None,
+) -> None:
+    # Administrators edit anyone; a bot's owner may edit the bot.
+    if not req.me.is_realm_admin and not (target.is_bot and target.bot_owner_id == req.me.id):
+        raise JsonableError("Insufficient permission")
+    if role is not None:
+        await check_change_role(tx, req.me, target, Role(role))
+    # Zulip ignores an empty or unchanged name rather than failing.
+    if full_name is not None and full_name.strip() and full_name.strip() != target.full_name:
+        name = check_full_name(full_name)
+        await check_unique_full_name(tx.conn, target.realm_id, name, user_id=target.id)
+        await do_change_full_name(tx, target, name)
+    if profile_data is not None:
+        await check_update_profile_data(tx, target, profile_data, acting_user=req.me)
+
+
+# ``new_email`` (feature level 313) is not taken: Zulip grants it only to administrators
+# with the server-granted ``can_change_user_emails`` permission, which hubbub has not.
 @endpoint("PATCH", "/users/{user_id:int}")
 async def update_user(
     req: ApiRequest,
     *,
     user_id: PathInt,
     full_name: str | None = None,
-    role: Literal[100, 200, 300, 400, 600] | None = None,
+    role: RoleValue | None = None,
     profile_data: list[dict[str, Any]] | None = None,
 ) -> Payload:
     """Update a user"""
     async with req.services.write() as tx:
         target = await access_user_by_id(tx.conn, req.my_realm.id, user_id, allow_deactivated=True)
-        # Administrators edit anyone; a bot's owner may edit the bot.
-        if not req.me.is_realm_admin and not (target.is_bot and target.bot_owner_id == req.me.id):
-            raise JsonableError("Insufficient permission")
-        if role is not None:
-            await check_change_role(tx, req.me, target, Role(role))
-        # Zulip ignores an empty or unchanged name rather than failing.
-        if full_name is not None and full_name.strip() and full_name.strip() != target.full_name:
-            await do_change_full_name(tx, target, check_full_name(full_name))
-        if profile_data is not None:
-            await check_update_profile_data(tx, target, profile_data)
+        await _update_user(
+            tx, req, target, full_name=full_name, role=role, profile_data=profile_data
+        )
     return {}
+
+
+@endpoint("PATCH", "/users/{email}")
+async def update_user_by_email(
+    req: ApiRequest,
+    *,
+    email: PathStr,
+    full_name: str | None = None,
+    role: RoleValue | None = None,
+    profile_data: list[dict[str, Any]] | None = None,
+) -> Payload:
+    """Update a user by email (feature level 313): the user is found as ``GET
+    /users/{email}`` finds them"""
+    async with req.services.write() as tx:
+        target = await access_user_by_email(tx.conn, req.my_realm.id, email)
+        await _update_user(
+            tx, req, target, full_name=full_name, role=role, profile_data=profile_data
+        )
+    return {}
+
+
+@endpoint("GET", "/users/{user_id:int}/status")
+async def get_user_status(req: ApiRequest, *, user_id: PathInt) -> Payload:
+    """Get a user's status (feature level 262)"""
+    async with req.services.db.read() as conn:
+        # As Zulip: bots have no status ("No such user"), nor do deactivated users.
+        target = await access_user_by_id(conn, req.my_realm.id, user_id, allow_bots=False)
+        status = await get_user_status_for(conn, target)
+    return {"status": status}
 
 
 @endpoint("DELETE", "/users/{user_id:int}")

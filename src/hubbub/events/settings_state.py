@@ -1,10 +1,11 @@
 """/register state for user_settings, realm_user_settings_defaults, drafts, legacy settings.
 
-What Zulip 8.0 sends:
+What Zulip 10.2 sends:
 - ``user_settings`` (fetch type ``user_settings``): every setting, plus ``emojiset_choices``
   and ``available_notification_sounds``;
 - for clients without the ``user_settings_object`` capability, the settings older than
-  feature level 89 also at the top level: the display ones (with ``timezone`` and
+  feature level 89 also at the top level (without ``dense_mode``, removed at feature
+  level 364): the display ones (with ``timezone`` and
   ``emojiset_choices``) for fetch type ``update_display_settings``, the notification ones
   (with ``available_notification_sounds``) for ``update_global_notifications``;
 - ``realm_user_settings_defaults`` and ``drafts`` (the 1,000 most recently edited).

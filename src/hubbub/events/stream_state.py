@@ -3,7 +3,8 @@
 ``user_topics`` and legacy ``muted_topics``.
 
 Lists are sorted by stream name (as Zulip sorts them) or, for topics, by stream and topic,
-both when fetched and after every event, so a fresh state equals an updated one.
+both when fetched and after every event, so a fresh state equals an updated one. Since
+feature level 330 ``realm_default_streams`` holds stream ids (in id order), not streams.
 """
 
 from __future__ import annotations
@@ -49,11 +50,7 @@ async def fetch_stream_state(
     # A queue for messages alone (a bot's ``event_types: ["message"]``) needs none of the
     # realm's streams: read them only for the state that shows them.
     with_subscriptions = wanted("subscription") or wanted("stream")
-    streams = (
-        await list_streams(conn, me.realm_id)
-        if with_subscriptions or wanted("default_streams")
-        else []
-    )
+    streams = await list_streams(conn, me.realm_id) if with_subscriptions else []
     by_id = {s.id: s for s in streams}
     subs = (
         [sub for sub in await list_user_subscriptions(conn, me.id) if sub.stream_id in by_id]
@@ -110,14 +107,10 @@ async def fetch_stream_state(
         ]
         _by_name(state["streams"])
     if wanted("default_streams"):
-        default_ids = set(await get_default_stream_ids(conn, me.realm_id))
-        # Guests are not told the default streams (Zulip 8.0), nor sent their events.
-        state["realm_default_streams"] = [
-            stream_dict(s, weekly_traffic=False)
-            for s in streams
-            if s.id in default_ids and not me.is_guest
-        ]
-        _by_name(state["realm_default_streams"])
+        # Guests are not told the default streams, nor sent their events.
+        state["realm_default_streams"] = (
+            [] if me.is_guest else await get_default_stream_ids(conn, me.realm_id)
+        )
     if wanted("default_stream_groups"):
         # Default stream groups cannot be created yet; the list is truly empty.
         state["realm_default_stream_groups"] = []
@@ -132,7 +125,7 @@ async def fetch_stream_state(
 def _entries(state: dict[str, Any], stream_id: int) -> list[dict[str, Any]]:
     return [
         entry
-        for key in (*SUBSCRIPTION_LISTS, "streams", "realm_default_streams")
+        for key in (*SUBSCRIPTION_LISTS, "streams")
         for entry in state.get(key, [])
         if entry["stream_id"] == stream_id
     ]
@@ -209,9 +202,13 @@ def _apply_stream(state: dict[str, Any], event: dict[str, Any], include_subscrib
                 state["never_subscribed"].append(entry)
     elif op == "delete":
         gone = {s["stream_id"] for s in event["streams"]}
-        for key in (*SUBSCRIPTION_LISTS, "streams", "realm_default_streams"):
+        for key in (*SUBSCRIPTION_LISTS, "streams"):
             if key in state:
                 state[key] = [s for s in state[key] if s["stream_id"] not in gone]
+        if "realm_default_streams" in state:
+            state["realm_default_streams"] = [
+                i for i in state["realm_default_streams"] if i not in gone
+            ]
     elif op == "update":
         for entry in _entries(state, event["stream_id"]):
             entry[event["property"]] = event["value"]
@@ -220,7 +217,7 @@ def _apply_stream(state: dict[str, Any], event: dict[str, Any], include_subscrib
                     entry[extra] = event[extra]
             if event["property"] == "stream_post_policy":
                 entry["is_announcement_only"] = event["value"] == 2
-    for key in (*SUBSCRIPTION_LISTS, "streams", "realm_default_streams"):
+    for key in (*SUBSCRIPTION_LISTS, "streams"):
         if key in state:
             _by_name(state[key])
 
@@ -250,7 +247,7 @@ def apply_stream_event(
         _apply_stream(state, event, include_subscribers)
     elif kind == "default_streams":
         if "realm_default_streams" in state:
-            state["realm_default_streams"] = event["default_streams"]
+            state["realm_default_streams"] = sorted(event["default_streams"])
     elif kind == "user_topic":
         _apply_user_topic(state, event)
     elif kind == "muted_topics":

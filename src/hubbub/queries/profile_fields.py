@@ -1,4 +1,4 @@
-"""Custom profile fields as Zulip 8.0 shows them (``GET /realm/profile_fields``, the
+"""Custom profile fields as Zulip 10.2 shows them (``GET /realm/profile_fields``, the
 ``custom_profile_fields`` state and event), and the catalogues clients read with them."""
 
 from __future__ import annotations
@@ -62,8 +62,9 @@ MAX_SUMMARY_FIELDS = 2
 
 
 def field_dict(row: Any) -> dict[str, Any]:
-    """One field as the API shows it; ``display_in_profile_summary`` only when true (as
-    Zulip 8.0 does since feature level 146)."""
+    """One field as the API shows it: always ``required`` (feature level 244) and
+    ``editable_by_user`` (feature level 296); ``display_in_profile_summary`` only when true
+    (as Zulip does since feature level 146)."""
     result: dict[str, Any] = {
         "id": row.id,
         "name": row.name,
@@ -71,6 +72,8 @@ def field_dict(row: Any) -> dict[str, Any]:
         "hint": row.hint,
         "field_data": row.field_data,
         "order": row.order,
+        "required": row.required,
+        "editable_by_user": row.editable_by_user,
     }
     if row.display_in_profile_summary:
         result["display_in_profile_summary"] = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -43,6 +44,30 @@ async def get_user_settings(conn: AsyncConnection, user_id: int) -> dict[str, An
     values["timezone"] = row.timezone
     values["email_address_visibility"] = row.email_address_visibility
     return values
+
+
+# How the JSON column spells the one override that matters to typing notifications: the
+# column is always written by orjson (compact, no spaces), so a substring test finds the
+# candidate rows without decoding every user's settings.
+_NO_TYPING_TEXT = '%"receives_typing_notifications":false%'
+
+
+async def get_typing_opt_out_ids(conn: AsyncConnection, user_ids: Iterable[int]) -> set[int]:
+    """Which of ``user_ids`` turned ``receives_typing_notifications`` off (feature level
+    253). One statement, whatever the number of users."""
+    ids = list(user_ids)
+    if not ids:
+        return set()
+    rows = await conn.execute(
+        sa.select(user_setting.c.user_profile_id, user_setting.c.settings).where(
+            user_setting.c.user_profile_id.in_(ids), user_setting.c.settings.like(_NO_TYPING_TEXT)
+        )
+    )
+    return {
+        row.user_profile_id
+        for row in rows
+        if orjson.loads(row.settings).get("receives_typing_notifications") is False
+    }
 
 
 async def get_stored_realm_user_defaults(conn: AsyncConnection, realm_id: int) -> dict[str, Any]:

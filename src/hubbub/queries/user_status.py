@@ -1,4 +1,4 @@
-"""Reading user statuses (``/register`` ``user_status``).
+"""Reading user statuses (``/register`` ``user_status``, ``GET /users/{user_id}/status``).
 
 A status is free text (at most 60 characters) and an emoji; the deprecated ``away`` flag
 is, since Zulip 6.0 (feature level 148), the inverse of the user's ``presence_enabled``
@@ -13,7 +13,9 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.tables import user_profile, user_status
+from hubbub.models import User
 from hubbub.queries.presence import get_presence_disabled_user_ids
+from hubbub.queries.user_settings import get_json_user_settings
 
 UNICODE_EMOJI = "unicode_emoji"
 REALM_EMOJI = "realm_emoji"
@@ -40,6 +42,16 @@ async def get_user_status_row(conn: AsyncConnection, user_id: int) -> Any | None
     return (
         await conn.execute(sa.select(user_status).where(user_status.c.user_profile_id == user_id))
     ).first()
+
+
+async def get_user_status_for(conn: AsyncConnection, user: User) -> dict[str, Any]:
+    """One user's status as ``/register`` shows it (feature level 262): empty for a user
+    who never set one, whatever their presence setting, as in Zulip."""
+    row = await get_user_status_row(conn, user.id)
+    if row is None:
+        return {}
+    settings = await get_json_user_settings(conn, user.id)
+    return format_user_status(row, presence_enabled=bool(settings["presence_enabled"]))
 
 
 async def get_user_status_dict(conn: AsyncConnection, realm_id: int) -> dict[str, dict[str, Any]]:
