@@ -81,9 +81,12 @@ async def test_first_ping_creates_row_and_returns_presences(env: TestEnv) -> Non
             }
         },
         "server_timestamp": START + 0.25,
+        # The realm's first presence write (feature level 263).
+        "presence_last_update_id": 1,
     }
     # The modern form, keyed by user id.
     body = await _ping(env, "othello", "idle", slim_presence=True)
+    assert body["presence_last_update_id"] == 2
     assert body["presences"] == {
         str(env.users["hamlet"].id): {"active_timestamp": START, "idle_timestamp": START},
         str(env.users["othello"].id): {"active_timestamp": 0, "idle_timestamp": START},
@@ -216,8 +219,9 @@ async def test_answer_entries_follow_every_change(env: TestEnv) -> None:
             body = await _ping(env, user, slim_presence=slim)
             async with env.services.db.read() as conn:
                 now = env.services.clock.now()
-                expected = await get_realm_presences(conn, env.realm, now=now, slim=slim)
+                expected, newest = await get_realm_presences(conn, env.realm, now=now, slim=slim)
             assert body["presences"] == expected, slim
+            assert body["presence_last_update_id"] == newest, slim
 
     await _ping(env, "hamlet")
     await _ping(env, "othello", "idle")

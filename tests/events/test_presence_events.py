@@ -112,6 +112,24 @@ async def test_first_ping_idle(env: TestEnv, slim: bool) -> None:
     )
 
 
+@pytest.mark.parametrize("slim", [True, False])
+async def test_history_limit_and_update_id_of_the_state(env: TestEnv, slim: bool) -> None:
+    """``presence_history_limit_days`` (feature level 288) leaves out users not seen
+    within it, and a user coming back is added by the event; ``presence_last_update_id``
+    (feature level 263) moves on with the fresh state only, as no event carries it."""
+    othello, hamlet = env.users["othello"], env.users["hamlet"]
+    params: dict[str, Any] = {"slim_presence": slim, "presence_history_limit_days": 1}
+    await _ping(env, "hamlet")()
+    _advance(env, 3 * 24 * 3600)
+    before = assert_success(await env.client(othello).post("/register", params))
+    # No row fetched: -1, as in Zulip, although the realm has written id 1.
+    assert (before["presences"], before["presence_last_update_id"]) == ({}, -1)
+    await verify_action(env, othello, _ping(env, "hamlet"), num_events=1, **params)
+    after = assert_success(await env.client(othello).post("/register", params))
+    assert list(after["presences"]) == [str(hamlet.id) if slim else hamlet.email]
+    assert after["presence_last_update_id"] == 2
+
+
 async def test_every_active_user_hears_and_queues_get_one_key(env: TestEnv) -> None:
     slim = assert_success(
         await env.client("iago").post("/register", {"slim_presence": True, **PRESENCE_TYPES})

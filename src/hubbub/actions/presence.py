@@ -12,6 +12,16 @@ Behaviour follows Zulip 8.0 (zerver/actions/presence.py):
   replaces the row by one idle 260 s ago, so that the user looks offline; both tell the
   realm at once (``force_send_update``).
 
+Update ids (feature level 263): every write of a row takes the next value of its realm's
+presence_sequence row and stores it in the row. The upsert that takes it locks that row
+until the transaction commits (PostgreSQL's row lock; SQLite's single writer), so the
+next write of the realm takes its id only once this one is visible: a realm's ids become
+visible in increasing order, and a reader that has seen id N has seen every smaller one.
+A database sequence would not do: a write could take id N, commit after another took
+N + 1 and committed, and a client that saw N + 1 first would never ask for N. The id is
+taken last, after every read the write needs, so that the realm's writes wait on one
+another only for the few statements before their commits.
+
 Deliberately not followed: Zulip sends the forced event even in a realm with presence
 disabled, where /register reports no presences at all; hubbub sends none there, so that
 applying events keeps matching a fresh /register.
@@ -19,12 +29,13 @@ applying events keeps matching a fresh /register.
 
 from __future__ import annotations
 
-from typing import Literal
+from types import ModuleType
+from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from hubbub.db.dialects import for_name
-from hubbub.db.tables import user_presence
+from hubbub.db.dialects import PerDialect, for_name
+from hubbub.db.tables import presence_sequence, user_presence
 from hubbub.models import Realm, User
 from hubbub.queries.presence import (
     ACTIVE,
@@ -48,25 +59,22 @@ _NEWLY_ONLINE_SECONDS = OFFLINE_THRESHOLD_SECS - PRESENCE_PING_INTERVAL_SECS - 1
 _LONG_AGO = 24 * 3600
 
 
-async def notify_presence_changed(
-    tx: Tx,
-    user: User,
-    last_active: float | None,
-    last_connected: float,
-    *,
-    now: float,
-    force_send_update: bool = False,
-) -> None:
+async def _presence_recipients(tx: Tx, user: User, *, force_send_update: bool) -> list[int]:
+    """Who hears of the user's presence: every active user of the realm, or nobody in a
+    realm above the limit unless the update is forced."""
     limit = USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS
     if force_send_update:
-        recipients = await active_user_ids(tx.conn, user.realm_id)
-    else:
-        # A realm above the limit gets no presence events: its first ids tell (a user
-        # coming back online in a 1,000-user realm read all 1,000 for nothing).
-        recipients = await active_user_ids(tx.conn, user.realm_id, at_most=limit + 1)
-        if len(recipients) > limit:
-            return
-    event = {
+        return list(await active_user_ids(tx.conn, user.realm_id))
+    # A realm above the limit gets no presence events: its first ids tell (a user
+    # coming back online in a 1,000-user realm read all 1,000 for nothing).
+    recipients = await active_user_ids(tx.conn, user.realm_id, at_most=limit + 1)
+    return [] if len(recipients) > limit else list(recipients)
+
+
+def _presence_event(
+    user: User, last_active: float | None, last_connected: float, *, now: float
+) -> dict[str, object]:
+    return {
         "type": "presence",
         # Both keys; each queue keeps the one its slim_presence asks for (events/queues.py).
         "email": user.email,
@@ -74,7 +82,6 @@ async def notify_presence_changed(
         "server_timestamp": now,
         "presence": {"website": legacy_presence_dict(last_active, last_connected)},
     }
-    tx.notify(user.realm_id, event, recipients)
 
 
 # Every presence ping reads its user's row first: built once.
@@ -83,6 +90,25 @@ _OWN_PRESENCE = (
     .where(user_presence.c.user_profile_id == sa.bindparam("user_id"))
     .with_for_update()
 )
+
+
+def _build_next_update_id(dialect: ModuleType) -> Any:
+    statement = dialect.insert(presence_sequence).values(
+        realm_id=sa.bindparam("realm_id"), last_update_id=1
+    )
+    return statement.on_conflict_do_update(
+        index_elements=["realm_id"],
+        set_={"last_update_id": presence_sequence.c.last_update_id + 1},
+    ).returning(presence_sequence.c.last_update_id)
+
+
+_NEXT_UPDATE_ID = PerDialect(_build_next_update_id)
+
+
+async def _take_update_id(tx: Tx, realm_id: int) -> int:
+    """The realm's next presence update id, its count's row locked until the commit."""
+    result = await tx.conn.execute(_NEXT_UPDATE_ID(tx.conn), {"realm_id": realm_id})
+    return int(result.scalar_one())
 
 
 async def do_update_user_presence(
@@ -115,45 +141,43 @@ async def do_update_user_presence(
         if last_connected is None or log_time > last_connected:
             # Keep last_connected_time >= last_active_time.
             changes["last_connected_time"] = log_time
+    last_active = changes.get("last_active_time", last_active)
+    last_connected = changes.get("last_connected_time", last_connected)
 
-    if creating:
-        values = {
-            "user_profile_id": user.id,
-            "realm_id": user.realm_id,
-            "last_active_time": last_active,
-            "last_connected_time": last_connected,
-        }
-        # Two first pings may race; the later one wins, as its event is sent last.
-        statement = for_name(tx.conn.dialect.name).insert(user_presence).values(values)
-        await tx.conn.execute(
-            statement.on_conflict_do_update(
-                index_elements=["user_profile_id"],
-                set_={
-                    "last_active_time": last_active,
-                    "last_connected_time": last_connected,
-                },
-            )
-        )
-    elif changes:
-        await tx.conn.execute(
-            sa.update(user_presence)
-            .where(user_presence.c.user_profile_id == user.id)
-            .values(changes)
-        )
-        last_active = changes.get("last_active_time", last_active)
-        last_connected = changes.get("last_connected_time", last_connected)
+    # Who hears of it is read before the update id is taken (see the module's docstring).
+    recipients: list[int] = []
+    if not realm.setting("presence_disabled") and (force_send_update or creating or became_online):
+        recipients = await _presence_recipients(tx, user, force_send_update=force_send_update)
+
     if creating or changes:
+        update_id = await _take_update_id(tx, user.realm_id)
+        if creating:
+            values = {
+                "last_active_time": last_active,
+                "last_connected_time": last_connected,
+                "last_update_id": update_id,
+            }
+            # Two first pings may race; the later one wins, as its event is sent last.
+            statement = for_name(tx.conn.dialect.name).insert(user_presence)
+            await tx.conn.execute(
+                statement.values(
+                    user_profile_id=user.id, realm_id=user.realm_id, **values
+                ).on_conflict_do_update(index_elements=["user_profile_id"], set_=values)
+            )
+        else:
+            await tx.conn.execute(
+                sa.update(user_presence)
+                .where(user_presence.c.user_profile_id == user.id)
+                .values({**changes, "last_update_id": update_id})
+            )
         tx.presence_writes.append(
-            PresenceWrite(user.realm_id, user.id, last_active, last_connected)
+            PresenceWrite(user.realm_id, user.id, last_active, last_connected, update_id)
         )
 
-    if realm.setting("presence_disabled"):
-        return
-    if force_send_update or creating or became_online:
+    if recipients:
         assert last_connected is not None
-        await notify_presence_changed(
-            tx, user, last_active, last_connected, now=now, force_send_update=force_send_update
-        )
+        event = _presence_event(user, last_active, last_connected, now=now)
+        tx.notify(user.realm_id, event, recipients)
 
 
 async def check_update_user_presence(

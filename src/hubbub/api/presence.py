@@ -19,8 +19,8 @@ from hubbub.errors import JsonableError
 from hubbub.models import User
 from hubbub.queries.presence import (
     OFFLINE_THRESHOLD_SECS,
+    PresenceRequest,
     get_presence_response,
-    get_user_presence_legacy,
 )
 from hubbub.queries.user_status import MAX_STATUS_TEXT_LENGTH
 from hubbub.queries.users import get_user_by_email, get_user_by_id
@@ -46,6 +46,8 @@ async def update_presence(
     ping_only: bool = False,
     new_user_input: bool = False,
     slim_presence: bool = False,
+    last_update_id: int | None = None,
+    history_limit_days: int | None = None,
 ) -> Payload:
     """Update your presence"""
     _human_only(req.me)
@@ -60,11 +62,19 @@ async def update_presence(
         )
     if ping_only:
         return {}
-    # ``zephyr_mirror_active`` is only sent by Zulip in Zephyr mirror realms, which hubbub
-    # never has (the web app shows a mirroring error whenever it is false).
+    # A client that sends ``last_update_id`` speaks the modern protocol, whose entries are
+    # always in the modern form; ``slim_presence`` still chooses for the others (feature
+    # level 263). ``zephyr_mirror_active`` is only sent by Zulip in Zephyr mirror realms,
+    # which hubbub never has (the web app shows a mirroring error whenever it is false).
+    request = PresenceRequest(last_update_id, history_limit_days)
     async with req.services.db.read() as conn:
         return await get_presence_response(
-            conn, req.my_realm, req.services.presence, now=now, slim=slim_presence
+            conn,
+            req.my_realm,
+            req.services.presence,
+            now=now,
+            slim=slim_presence or last_update_id is not None,
+            request=request,
         )
 
 
@@ -82,10 +92,12 @@ async def get_user_presence(req: ApiRequest, *, user_id_or_email: PathStr) -> Pa
             raise JsonableError("No such user")
         if target.is_bot:
             raise JsonableError("Presence is not supported for bot users.")
-        presence = await get_user_presence_legacy(conn, target.id)
+        presence = await req.services.presence.user_presence(conn, req.my_realm, target.id, now=now)
     if presence is None:
         raise JsonableError(f"No presence data for {user_id_or_email}")
-    # Only status and timestamp; the aggregate says "offline" past the threshold.
+    # The realm's entry for the user (same times, same active/idle), with only status and
+    # timestamp, and no server_timestamp; the aggregate says "offline" past the threshold
+    # (Zulip 10.2's get_presence_backend).
     result: dict[str, Any] = {
         key: {"timestamp": value["timestamp"], "status": value["status"]}
         for key, value in presence.items()
@@ -99,9 +111,12 @@ async def get_user_presence(req: ApiRequest, *, user_id_or_email: PathStr) -> Pa
 async def get_realm_presence(req: ApiRequest) -> Payload:
     """Get presence of all users"""
     async with req.services.db.read() as conn:
-        return await get_presence_response(
+        answer = await get_presence_response(
             conn, req.my_realm, req.services.presence, now=req.services.clock.now(), slim=False
         )
+    # This older endpoint has no update ids (Zulip 10.2's get_statuses_for_realm).
+    del answer["presence_last_update_id"]
+    return answer
 
 
 @endpoint("POST", "/users/me/status")

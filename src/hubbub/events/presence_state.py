@@ -9,7 +9,12 @@ so that it equals a fresh fetch:
 - modern: an ``idle`` event only comes from a new row of a user never active, so the
   entry becomes ``{active_timestamp: 0, idle_timestamp: t}``; an ``active`` one raises
   both timestamps to ``t`` (as Zulip's web client merges it).
-``server_timestamp`` stays the time of the fetch (Zulip's apply_event does not touch it).
+``server_timestamp`` stays the time of the fetch (Zulip's apply_event does not touch it),
+and so does ``presence_last_update_id`` (feature level 263: the newest update id among
+the fetched rows, or -1), which no event carries; a client polls ``POST
+/users/me/presence`` with it for the rows changed since. ``presence_history_limit_days``
+(feature level 288) limits the fetch to users connected within that many days, 14 by
+default; 0 fetches none.
 Rows older than two weeks are left out of a fresh fetch but never removed by events;
 clients judge who is offline from the timestamps (140-second threshold).
 
@@ -25,7 +30,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.events.context import StateContext
-from hubbub.queries.presence import get_realm_presences
+from hubbub.queries.presence import PresenceRequest, get_realm_presences
 from hubbub.queries.user_status import get_user_status_dict
 
 
@@ -33,8 +38,9 @@ async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:
     state: dict[str, Any] = {}
     if ctx.wanted("presence"):
         now = ctx.now if ctx.now is not None else time.time()
-        state["presences"] = await get_realm_presences(
-            conn, ctx.realm, now=now, slim=ctx.slim_presence
+        request = PresenceRequest(history_limit_days=ctx.presence_history_limit_days)
+        state["presences"], state["presence_last_update_id"] = await get_realm_presences(
+            conn, ctx.realm, now=now, slim=ctx.slim_presence, request=request
         )
         state["server_timestamp"] = now
     if ctx.wanted("user_status"):

@@ -11,6 +11,14 @@ Two forms (Zulip 8.0):
   "aggregated": {client, status, timestamp}}`` (feature level 178 made ``website`` the only
   client and ``pushable`` always false).
 
+Incremental fetches (feature level 263): every row carries the update id of the write that
+last changed it, taken from its realm's ``presence_sequence`` in commit order (see
+actions/presence.py). A client that passes the ``last_update_id`` it last saw gets only
+the rows changed since, and the answer's ``presence_last_update_id`` is the newest id it
+holds: the client's own when nothing changed, -1 when neither holds any. Without an id
+(or with one of 0 or less) only users connected within ``history_limit_days`` (feature
+level 288; 14 by default) are reported; a positive id replaces that limit.
+
 Unlike Zulip, a user who connected but was never active (``last_active_time`` NULL) is
 reported as ``active_timestamp`` 0 and, in the legacy form, idle since they connected;
 Zulip substitutes the date the user joined, which no ``presence`` event can carry, so
@@ -28,8 +36,8 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.db.fast import fetch_rows
-from hubbub.db.tables import user_presence, user_profile, user_setting
+from hubbub.db.fast import fetch_rows, fetch_value
+from hubbub.db.tables import presence_sequence, user_presence, user_profile, user_setting
 from hubbub.models import Realm
 from hubbub.queries.user_settings import get_stored_user_settings
 
@@ -43,8 +51,12 @@ PRESENCE_UPDATE_MIN_FREQ_SECONDS = 55
 PRESENCE_LEGACY_EVENT_OFFSET_FOR_ACTIVITY_SECONDS = 70
 # Beyond this many active users, presence events are not sent (clients poll instead).
 USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS = 100
-# /register and the presence endpoints report users connected within two weeks.
-PRESENCE_WINDOW_SECONDS = 14 * 24 * 3600
+# /register and the presence endpoints report users connected within two weeks, unless
+# the client names another limit (feature level 288).
+PRESENCE_HISTORY_LIMIT_DAYS = 14
+# A longer limit than this reaches back before any presence row (and keeps the cutoff a
+# float a huge integer could not become).
+_HISTORY_LIMIT_DAYS_MAX = 1_000_000
 
 ACTIVE = "active"
 IDLE = "idle"
@@ -78,13 +90,6 @@ def modern_user_presence(last_active: float | None, last_connected: float) -> di
     }
 
 
-def _last_connected(row: Any) -> float:
-    # A row always gets last_connected_time; the join date covers a hand-made NULL.
-    return float(
-        row.last_connected_time if row.last_connected_time is not None else row.date_joined
-    )
-
-
 async def get_presence_row(conn: AsyncConnection, user_id: int) -> Any | None:
     return (
         await conn.execute(
@@ -93,67 +98,127 @@ async def get_presence_row(conn: AsyncConnection, user_id: int) -> Any | None:
     ).first()
 
 
-async def get_user_presence_legacy(conn: AsyncConnection, user_id: int) -> dict[str, Any] | None:
-    """One user's legacy presence, however old, or None without a row."""
-    row = (
-        await conn.execute(
-            sa.select(
-                user_presence.c.last_active_time,
-                user_presence.c.last_connected_time,
-                user_profile.c.date_joined,
-            )
-            .join(user_profile, user_profile.c.id == user_presence.c.user_profile_id)
-            .where(user_presence.c.user_profile_id == user_id)
-        )
-    ).first()
-    if row is None:
-        return None
-    return legacy_user_presence(row.last_active_time, _last_connected(row))
+@dataclass(frozen=True)
+class PresenceRequest:
+    """Which presence rows a client asks for: those changed after ``last_update_id``
+    (feature level 263), of users connected within ``history_limit_days`` (feature
+    level 288); None for either is "not given"."""
+
+    last_update_id: int | None = None
+    history_limit_days: int | None = None
+
+    def since(self, now: float) -> float | None:
+        """The oldest connection time reported, or None for no limit: a positive
+        ``last_update_id`` says the client has the older rows already, and replaces it
+        (Zulip's get_presence_dict_by_realm)."""
+        if self.last_update_id is not None and self.last_update_id > 0:
+            return None
+        days = self.history_limit_days
+        if days is None:
+            days = PRESENCE_HISTORY_LIMIT_DAYS
+        return now - min(days, _HISTORY_LIMIT_DAYS_MAX) * 86400
 
 
-# Every presence ping reads it (each client once a minute): built once.
+_DEFAULT_REQUEST = PresenceRequest()
+
+# A row's columns, by position (the reads below are by position, for speed).
+_USER_ID, _ACTIVE, _CONNECTED, _EMAIL, _JOINED, _UPDATE_ID = range(6)
+_PRESENCE_COLUMNS = (
+    user_presence.c.user_profile_id,
+    user_presence.c.last_active_time,
+    user_presence.c.last_connected_time,
+    user_profile.c.email,
+    user_profile.c.date_joined,
+    user_presence.c.last_update_id,
+)
+# One user's row, however old (``GET /users/{user_id_or_email}/presence``).
+_USER_PRESENCE = (
+    sa.select(*_PRESENCE_COLUMNS)
+    .join(user_profile, user_profile.c.id == user_presence.c.user_profile_id)
+    .where(user_presence.c.user_profile_id == sa.bindparam("user_id"))
+)
+# Every row of the realm's active human users, however old: a client with an update id
+# is owed the rows changed since, whatever their age. Every presence ping reads it
+# (through ``PresenceAnswers``): built once.
 _REALM_PRESENCES = (
-    sa.select(
-        user_presence.c.user_profile_id,
-        user_presence.c.last_active_time,
-        user_presence.c.last_connected_time,
-        user_profile.c.email,
-        user_profile.c.date_joined,
-    )
+    sa.select(*_PRESENCE_COLUMNS)
     .join(user_profile, user_profile.c.id == user_presence.c.user_profile_id)
     .where(
         user_presence.c.realm_id == sa.bindparam("realm_id"),
-        user_presence.c.last_connected_time >= sa.bindparam("since"),
         user_profile.c.is_active,
         ~user_profile.c.is_bot,
     )
     .order_by(user_presence.c.user_profile_id)
 )
+_REALM_SEQUENCE = sa.select(presence_sequence.c.last_update_id).where(
+    presence_sequence.c.realm_id == sa.bindparam("realm_id")
+)
 
 
 def _entry(row: tuple[Any, ...], slim: bool) -> tuple[str, dict[str, Any]]:
     """One user's key and entry of the realm's presence, from a ``_REALM_PRESENCES`` row."""
-    user_id, active, connected, email, joined = row
-    last_connected = joined if connected is None else connected
+    connected = row[_CONNECTED]
+    # A row always gets last_connected_time; the join date covers a hand-made NULL.
+    last_connected = row[_JOINED] if connected is None else connected
     if slim:
-        return str(user_id), modern_user_presence(active, last_connected)
-    return email, legacy_user_presence(active, last_connected)
+        return str(row[_USER_ID]), modern_user_presence(row[_ACTIVE], last_connected)
+    return row[_EMAIL], legacy_user_presence(row[_ACTIVE], last_connected)
 
 
-async def _presence_rows(conn: AsyncConnection, realm: Realm, now: float) -> list[tuple[Any, ...]]:
+def _chosen(
+    rows: Iterable[tuple[Any, ...]], request: PresenceRequest, now: float
+) -> list[tuple[Any, ...]]:
+    """The rows ``request`` asks for. A limit of 0 days asks for none at all."""
+    if request.history_limit_days == 0:
+        return []
+    after, since = request.last_update_id, request.since(now)
+    return [
+        row
+        for row in rows
+        if (after is None or row[_UPDATE_ID] > after)
+        and (since is None or (row[_CONNECTED] is not None and row[_CONNECTED] >= since))
+    ]
+
+
+def _reported_id(
+    chosen: list[tuple[Any, ...]], request: PresenceRequest, *, bound: int | None = None
+) -> int:
+    """``presence_last_update_id`` for an answer holding ``chosen``: their newest update
+    id, else the client's own, else -1. ``bound`` (kept rows only): every write up to
+    that id is known to be in the rows, and the id reported never passes it, or the
+    client's own, so that a write the rows may lack is asked for again."""
+    after = request.last_update_id
+    if not chosen:
+        return -1 if after is None else after
+    newest: int = max(row[_UPDATE_ID] for row in chosen)
+    if bound is not None:
+        newest = min(newest, bound if after is None else max(after, bound))
+    return newest
+
+
+async def _presence_rows(conn: AsyncConnection, realm: Realm) -> list[tuple[Any, ...]]:
     """The realm's ``_REALM_PRESENCES`` rows; none when it has presence disabled."""
     if realm.setting("presence_disabled"):
         return []
-    params = {"realm_id": realm.id, "since": now - PRESENCE_WINDOW_SECONDS}
-    return [tuple(row) for row in await fetch_rows(conn, _REALM_PRESENCES, params)]
+    return [tuple(row) for row in await fetch_rows(conn, _REALM_PRESENCES, {"realm_id": realm.id})]
 
 
 async def get_realm_presences(
-    conn: AsyncConnection, realm: Realm, *, now: float, slim: bool
-) -> dict[str, dict[str, Any]]:
-    """Presence of the realm's active human users connected in the last two weeks; empty
-    when the realm has presence disabled (Zulip's ``get_presences_for_realm``)."""
-    return dict(_entry(row, slim) for row in await _presence_rows(conn, realm, now))
+    conn: AsyncConnection,
+    realm: Realm,
+    *,
+    now: float,
+    slim: bool,
+    request: PresenceRequest = PresenceRequest(),
+) -> tuple[dict[str, dict[str, Any]], int]:
+    """The presence ``request`` asks for of the realm's active human users, and its
+    ``presence_last_update_id``; nothing (and -1) when the realm has presence disabled
+    (Zulip's ``get_presences_for_realm``). One statement reads the rows, so that the
+    newest id among them also covers every write before it (ids follow commits)."""
+    if realm.setting("presence_disabled"):
+        return {}, -1
+    chosen = _chosen(await _presence_rows(conn, realm), request, now)
+    return dict(_entry(row, slim) for row in chosen), _reported_id(chosen, request)
 
 
 # How long a server process answers pings from the realm's rows as it last read them.
@@ -169,12 +234,13 @@ _REALMS_MAX = 1_000
 
 @dataclass(frozen=True)
 class PresenceWrite:
-    """A user's presence times as a committed write left them."""
+    """A user's presence times as a committed write left them, with its update id."""
 
     realm_id: int
     user_id: int
     last_active: float | None
     last_connected: float
+    update_id: int
 
 
 @dataclass
@@ -183,12 +249,31 @@ class _RealmPresences:
     clock) and ``read_at`` (``time.monotonic``), and, by form (``slim``), each row's entry
     of the answer serialized (``"key":{...}``). A write changes one entry: with each
     client pinging once a minute every ping wrote, and serializing the answer again from
-    all of its rows was 4 % of the event loop's thread at 750 active users (py-spy)."""
+    all of its rows was 4 % of the event loop's thread at 750 active users (py-spy).
+
+    ``bound``: every write of the realm with an update id up to it is in the rows. The
+    realm's count is read before the rows, so that it never claims a write they lack;
+    this process's own writes may then add rows with a higher id while another
+    process's write between is missing, which is why answers never report an id past
+    ``bound`` (``_reported_id``).
+
+    ``recent``: the users connected within the default two weeks as of ``now``, and
+    ``recent_newest`` the newest update id among them. Most pings ask for just that (the
+    mobile app sends no ``last_update_id``), and choosing them row by row took ~150 µs of
+    a 1,000-user realm's answer; the window moves on when the rows are read again."""
 
     now: float
     read_at: float
     rows: dict[int, tuple[Any, ...]]
+    bound: int
     entries: dict[bool, dict[int, bytes]] = field(default_factory=dict)
+    recent: set[int] = field(default_factory=set)
+    recent_newest: int = -1
+
+    def __post_init__(self) -> None:
+        recent = _chosen(self.rows.values(), PresenceRequest(), self.now)
+        self.recent = {row[_USER_ID] for row in recent}
+        self.recent_newest = max((row[_UPDATE_ID] for row in recent), default=-1)
 
     def fresh(self, now: float) -> bool:
         # The services' clock too: tests move it by days, past the two-week window.
@@ -199,11 +284,11 @@ class _RealmPresences:
 
     @classmethod
     def read(
-        cls, rows: list[tuple[Any, ...]], now: float, before: _RealmPresences | None
+        cls, rows: list[tuple[Any, ...]], bound: int, now: float, before: _RealmPresences | None
     ) -> _RealmPresences:
         """The realm as just read; the entries of rows unchanged since ``before`` are kept,
         so that each second's read serializes only what changed."""
-        by_user = {row[0]: row for row in rows}
+        by_user = {row[_USER_ID]: row for row in rows}
         entries: dict[bool, dict[int, bytes]] = {}
         if before is not None:
             for slim, kept in before.entries.items():
@@ -213,15 +298,57 @@ class _RealmPresences:
                     )
                     for user_id, row in by_user.items()
                 }
-        return cls(now, time.monotonic(), by_user, entries)
+        return cls(now, time.monotonic(), by_user, bound, entries)
 
-    def answer(self, slim: bool) -> bytes:
+    def answer(self, slim: bool, request: PresenceRequest, now: float) -> tuple[bytes, int]:
         entries = self.entries.get(slim)
         if entries is None:
             entries = self.entries[slim] = {
                 user_id: _serialized(row, slim) for user_id, row in self.rows.items()
             }
-        return b"{" + b",".join(entries.values()) + b"}"
+        if request == _DEFAULT_REQUEST:
+            if len(self.recent) == len(entries):
+                body = b",".join(entries.values())
+            else:
+                body = b",".join([entries[user_id] for user_id in self.recent])
+            newest = -1 if not self.recent else min(self.recent_newest, self.bound)
+            return b"{" + body + b"}", newest
+        chosen = _chosen(self.rows.values(), request, now)
+        body = b",".join([entries[row[_USER_ID]] for row in chosen])
+        return b"{" + body + b"}", _reported_id(chosen, request, bound=self.bound)
+
+    def take(self, write: PresenceWrite) -> bool:
+        """Take a committed write of this process into the rows; False when they do not
+        hold its user (their email and join date are not at hand)."""
+        row = self.rows.get(write.user_id)
+        if row is None:
+            return False
+        if write.update_id <= row[_UPDATE_ID]:
+            return True  # the rows were read after it, or after a newer write
+        row = (
+            write.user_id,
+            write.last_active,
+            write.last_connected,
+            row[_EMAIL],
+            row[_JOINED],
+            write.update_id,
+        )
+        self.rows[write.user_id] = row
+        for slim, entries in self.entries.items():
+            entries[write.user_id] = _serialized(row, slim)
+        if _chosen([row], _DEFAULT_REQUEST, self.now):
+            self.recent.add(write.user_id)
+            self.recent_newest = max(self.recent_newest, write.update_id)
+        elif write.user_id in self.recent:
+            # Written as connected before the window (never by the actions): rare enough
+            # to count again.
+            self.recent.discard(write.user_id)
+            ids = (self.rows[user_id][_UPDATE_ID] for user_id in self.recent)
+            self.recent_newest = max(ids, default=-1)
+        if write.update_id == self.bound + 1:
+            # The next id after every write the rows hold: they still hold all up to it.
+            self.bound = write.update_id
+        return True
 
 
 @dataclass
@@ -232,36 +359,64 @@ class PresenceAnswers:
     realms: dict[int, _RealmPresences] = field(default_factory=dict)
 
     async def answer(
-        self, conn: AsyncConnection, realm: Realm, *, now: float, slim: bool
-    ) -> orjson.Fragment:
+        self,
+        conn: AsyncConnection,
+        realm: Realm,
+        *,
+        now: float,
+        slim: bool,
+        request: PresenceRequest = PresenceRequest(),
+    ) -> tuple[orjson.Fragment, int]:
         """``get_realm_presences`` as JSON, for the answers that only serialize it (the
         /register state is a dictionary that events update, so it reads the rows itself)."""
         if realm.setting("presence_disabled"):
-            return orjson.Fragment(b"{}")
+            return orjson.Fragment(b"{}"), -1
+        body, last_update_id = (await self._current(conn, realm, now)).answer(slim, request, now)
+        return orjson.Fragment(body), last_update_id
+
+    async def user_presence(
+        self, conn: AsyncConnection, realm: Realm, user_id: int, *, now: float
+    ) -> dict[str, Any] | None:
+        """One user's presence in the legacy form (``{"website", "aggregated"}``), or
+        None without a row. It is built from the row the realm's answer holds at this
+        moment, so that ``GET /users/{id}/presence`` and ``GET /realm/presence`` agree
+        even while another worker's write is not yet in the kept rows; a user they do not
+        hold (in a realm with presence disabled, or new since the rows were read) is read."""
+        disabled = realm.setting("presence_disabled")
+        if not disabled:
+            row = (await self._current(conn, realm, now)).rows.get(user_id)
+            if row is not None:
+                return _entry(row, slim=False)[1]
+        found = (await conn.execute(_USER_PRESENCE, {"user_id": user_id})).first()
+        if found is None:
+            return None
+        if not disabled:
+            # A first ping another process recorded since the rows were read: the realm's
+            # next answer reads them again, and holds this user too.
+            self.realms.pop(realm.id, None)
+        return _entry(tuple(found), slim=False)[1]
+
+    async def _current(self, conn: AsyncConnection, realm: Realm, now: float) -> _RealmPresences:
+        """The realm's rows as kept, read again once older than ``PRESENCE_ANSWER_SECONDS``."""
         found = self.realms.get(realm.id)
         if found is None or not found.fresh(now):
-            found = _RealmPresences.read(await _presence_rows(conn, realm, now), now, found)
+            # The count first: on PostgreSQL each statement sees the commits made before
+            # it, so the rows read next hold every write the count has reached.
+            bound = await fetch_value(conn, _REALM_SEQUENCE, {"realm_id": realm.id})
+            rows = await _presence_rows(conn, realm)
+            found = _RealmPresences.read(rows, bound or 0, now, found)
             if len(self.realms) >= _REALMS_MAX:
                 self.realms.clear()
             self.realms[realm.id] = found
-        return orjson.Fragment(found.answer(slim))
+        return found
 
     def written(self, writes: Iterable[PresenceWrite]) -> None:
         """Presence writes of this process have committed: the kept rows take them."""
         for write in writes:
             found = self.realms.get(write.realm_id)
-            if found is None:
-                continue
-            row = found.rows.get(write.user_id)
-            if row is None:
-                # Someone the rows do not hold (a first ping, or back after two weeks):
-                # their email and join date are not at hand, so the realm is read again.
+            if found is not None and not found.take(write):
+                # Someone the rows do not hold (a first ping): the realm is read again.
                 del self.realms[write.realm_id]
-                continue
-            row = (write.user_id, write.last_active, write.last_connected, *row[3:])
-            found.rows[write.user_id] = row
-            for slim, entries in found.entries.items():
-                entries[write.user_id] = _serialized(row, slim)
 
     def forget(self, realm_ids: Iterable[int]) -> None:
         """Users of these realms changed (deactivated, reactivated, a new email, ...):
@@ -277,11 +432,20 @@ def _serialized(row: tuple[Any, ...], slim: bool) -> bytes:
 
 
 async def get_presence_response(
-    conn: AsyncConnection, realm: Realm, kept: PresenceAnswers, *, now: float, slim: bool
+    conn: AsyncConnection,
+    realm: Realm,
+    kept: PresenceAnswers,
+    *,
+    now: float,
+    slim: bool,
+    request: PresenceRequest = PresenceRequest(),
 ) -> dict[str, Any]:
+    """The answer to a presence poll (Zulip's ``get_presence_response``)."""
+    presences, last_update_id = await kept.answer(conn, realm, now=now, slim=slim, request=request)
     return {
-        "presences": await kept.answer(conn, realm, now=now, slim=slim),
+        "presences": presences,
         "server_timestamp": now,
+        "presence_last_update_id": last_update_id,
     }
 
 
