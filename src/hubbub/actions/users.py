@@ -15,7 +15,15 @@ import uuid
 
 import sqlalchemy as sa
 
+from hubbub.actions.bot_events import (
+    notify_bot_access_changed,
+    notify_bot_created,
+    notify_bot_updated,
+    notify_bots_api_keys_changed,
+)
+from hubbub.actions.realm_group_settings import notify_group_settings_of_user
 from hubbub.actions.streams import notify_subscriber_activity, subscribe_to_default_streams
+from hubbub.actions.unique_names import check_unique_full_name
 from hubbub.actions.user_events import notify_user_created, notify_user_updated
 from hubbub.actions.user_groups import do_update_role_groups
 from hubbub.credentials import generate_api_key, hash_password
@@ -27,6 +35,7 @@ from hubbub.errors import (
     OrganizationOwnerRequiredError,
 )
 from hubbub.models import EmailVisibility, Realm, Role, User
+from hubbub.queries.realms import get_realm_by_id
 from hubbub.queries.users import (
     count_active_humans,
     count_active_owners,
@@ -110,6 +119,7 @@ async def check_create_user(
 ) -> User:
     email = check_email(email)
     full_name = check_full_name(full_name)
+    await check_unique_full_name(tx.conn, realm.id, full_name)
     role = check_role(role)
     if password is not None:
         check_password_strength(password)
@@ -177,6 +187,8 @@ async def do_create_user(
     user = await get_user_by_id(conn, realm.id, user_id)
     assert user is not None
     await notify_user_created(tx, user)
+    if is_bot:
+        await notify_bot_created(tx, user)
     await do_update_role_groups(tx, user, None)
     if not is_bot:
         await subscribe_to_default_streams(tx, realm, user)
@@ -194,6 +206,7 @@ async def do_regenerate_api_key(tx: Tx, user: User) -> str:
         sa.update(user_profile).where(user_profile.c.id == user.id).values(api_key=api_key)
     )
     tx.forget_credentials([user.id])
+    await notify_bot_updated(tx, user, api_key=api_key)
     return api_key
 
 
@@ -212,6 +225,7 @@ async def do_revoke_api_keys(tx: Tx, realm_id: int, user_ids: list[int] | None) 
             .values(api_key=generate_api_key())
         )
     tx.forget_credentials(ids)
+    await notify_bots_api_keys_changed(tx, realm_id, ids)
     return len(ids)
 
 
@@ -220,6 +234,7 @@ async def do_change_full_name(tx: Tx, user: User, full_name: str) -> None:
         sa.update(user_profile).where(user_profile.c.id == user.id).values(full_name=full_name)
     )
     await notify_user_updated(tx, user, full_name=full_name)
+    await notify_bot_updated(tx, user, full_name=full_name)
 
 
 async def check_change_role(tx: Tx, acting: User, target: User, role: int) -> None:
@@ -248,6 +263,7 @@ async def do_change_role(tx: Tx, user: User, role: Role) -> None:
         sa.update(user_profile).where(user_profile.c.id == user.id).values(role=role)
     )
     await notify_user_updated(tx, user, role=int(role))
+    await notify_bot_access_changed(tx, user, role)
     await do_update_role_groups(tx, dataclasses.replace(user, role=role), Role(user.role))
 
 
@@ -293,4 +309,9 @@ async def _set_active(tx: Tx, user: User, active: bool) -> None:
     if not active:
         tx.forget_credentials([user.id])
     await notify_user_updated(tx, user, is_active=active)
+    await notify_bot_updated(tx, user, is_active=active)
     await notify_subscriber_activity(tx, user, active)
+    # Anonymous groups of the organization's settings list active users only.
+    realm = await get_realm_by_id(tx.conn, user.realm_id)
+    if realm is not None:
+        await notify_group_settings_of_user(tx, realm, user.id)
