@@ -100,7 +100,11 @@ async def test_errors(env: TestEnv) -> None:
         ({"op": "start"}, "Missing 'to' argument", "BAD_REQUEST"),
         ({"op": "start", "to": []}, "Empty 'to' list", "BAD_REQUEST"),
         ({"op": "start", "to": [99999]}, "Invalid user ID 99999", "BAD_REQUEST"),
-        ({"op": "start", "type": "stream", "topic": "t"}, "Missing stream_id", "BAD_REQUEST"),
+        (
+            {"op": "start", "type": "stream", "topic": "t"},
+            "Missing 'stream_id' argument",
+            "BAD_REQUEST",
+        ),
         (
             {"op": "start", "type": "stream", "stream_id": denmark.id},
             "Missing topic",
@@ -114,8 +118,43 @@ async def test_errors(env: TestEnv) -> None:
     ]
     for params, msg, code in cases:
         assert_error(await client.post("/typing", params), msg, code=code)
+    assert_success(await client.patch("/settings", {"send_stream_typing_notifications": False}))
+    assert_error(
+        await client.post(
+            "/typing", {"op": "start", "type": "stream", "stream_id": denmark.id, "topic": "t"}
+        ),
+        "User has disabled typing notifications for channel messages",
+    )
     assert_success(await client.patch("/settings", {"send_private_typing_notifications": False}))
     assert_error(
         await client.post("/typing", {"op": "start", "to": [env.users["othello"].id]}),
         "User has disabled typing notifications for direct messages",
     )
+
+
+async def test_empty_topic_spellings(env: TestEnv) -> None:
+    """ "(no topic)" (feature level 372) and the empty topic's display name (level 334)
+    both mean the empty topic; "channel" (level 248) means a stream."""
+    denmark = await env.subscribe("hamlet", "Denmark")
+    await env.subscribe("othello", "Denmark")
+    othello = env.users["othello"]
+    capable = await register(
+        env,
+        othello,
+        client_capabilities={"stream_typing_notifications": True, "empty_topic_name": True},
+    )
+    plain = await register(env, othello, client_capabilities={"stream_typing_notifications": True})
+    client = env.client("hamlet")
+    sent = ["(no topic)", " general chat ", "", "(No topic)", " lunch"]
+    for topic in sent:
+        params = {"type": "channel", "op": "start", "stream_id": denmark.id, "topic": topic}
+        assert_success(await client.post("/typing", params))
+    # The name before Zulip 2.0 still works.
+    params = {"type": "stream", "op": "start", "stream_id": denmark.id, "subject": "old"}
+    assert_success(await client.post("/typing", params))
+    seen = [e["topic"] for e in await _events(env, "othello", capable)]
+    assert seen == ["", "", "", "(No topic)", "lunch", "old"]
+    # A client without the capability is shown the display name instead.
+    shown = [e["topic"] for e in await _events(env, "othello", plain)]
+    empty = "general chat"
+    assert shown == [empty, empty, empty, "(No topic)", "lunch", "old"]
