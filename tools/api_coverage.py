@@ -73,8 +73,6 @@ HUBBUB_EXTENSIONS: dict[tuple[str, str], str] = {
     ("PATCH", "/settings/display"): "Zulip's deprecated alias of PATCH /settings",
     ("PATCH", "/settings/notifications"): "Zulip's deprecated alias of PATCH /settings "
     "(the official client's update_notification_settings)",
-    ("POST", "/users/me/presence"): "Zulip's presence update, which every client sends and "
-    "its document omits",
     ("POST", "/users/me/apns_device_token"): "Zulip's iOS push device registration, which "
     "the mobile app sends and its document omits",
     ("DELETE", "/users/me/apns_device_token"): "Zulip's iOS push device removal, which its "
@@ -118,12 +116,18 @@ class IssueRule:
 
 # The planned issues, tried in order; the first rule that matches wins.
 ISSUE_RULES: tuple[IssueRule, ...] = (
-    # In no issue's text yet: custom emoji and code playgrounds (realm settings of their
-    # own), and the stream email address (needs an email gateway hubbub does not have).
+    # In no issue's text yet: the stream email address (needs an email gateway hubbub
+    # does not have).
     IssueRule(
         NOT_PLANNED,
-        "custom emoji, code playgrounds, stream email addresses",
-        r"^/realm/(emoji|playgrounds)(/|$)|^/streams/\{[^}]+\}/email_address$",
+        "stream email addresses",
+        r"^/streams/\{[^}]+\}/email_address$",
+    ),
+    # Zulip 10.2's additions that the Zulip 10 API issue has not built yet.
+    IssueRule(
+        "issue 47",
+        "Zulip 10.2 API: user group deactivation, export consents",
+        r"^/user_groups/\{[^}]+\}/deactivate$|^/export/realm/consents$",
     ),
     IssueRule("issue 3", "event queues: register, poll, delete", r"^/(register|events)$"),
     IssueRule(

@@ -15,8 +15,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from hubbub.api.avatar import avatar_routes
 from hubbub.api.body_limit import BodySizeLimit, upload_limit
 from hubbub.api.direct import DirectApi
+from hubbub.api.emoji_files import emoji_routes
 from hubbub.api.openapi_doc import openapi_routes
 from hubbub.api.responses import json_error
 from hubbub.api.routes import build_router
@@ -88,7 +90,7 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
     configure_uploads(settings)
     app = HubbubApp(
         # File downloads live at the site's root (/user_uploads/...), not under /api/v1.
-        routes=[*openapi_routes(), *upload_routes()],
+        routes=[*openapi_routes(), *upload_routes(), *emoji_routes(), *avatar_routes()],
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
         middleware=[
             Middleware(BodySizeLimit, max_upload_mib=settings.max_file_upload_mib),

@@ -12,6 +12,7 @@ from starlette.routing import compile_path
 # Importing the endpoint modules registers their operations.
 from hubbub.api import (  # noqa: F401
     alert_words,
+    bot_storage,
     drafts,
     events,
     linkifiers,
@@ -21,11 +22,14 @@ from hubbub.api import (  # noqa: F401
     message_flags,
     messages,
     muted_users,
+    playgrounds,
     presence,
     profile_fields,
     push,
     reactions,
     realm,
+    realm_emoji,
+    saved_snippets,
     scheduled_messages,
     server,
     settings,

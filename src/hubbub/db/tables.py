@@ -120,6 +120,11 @@ custom_profile_field = sa.Table(
     sa.Column("field_data", sa.Text, nullable=False, server_default=""),
     sa.Column("order", sa.Integer, nullable=False),
     sa.Column("display_in_profile_summary", sa.Boolean, nullable=False, server_default=sa.false()),
+    # Feature level 244: the web client asks users to fill in a required field (the
+    # server does not enforce it, as in Zulip).
+    sa.Column("required", sa.Boolean, nullable=False, server_default=sa.false()),
+    # Feature level 296: whether users other than administrators may change their value.
+    sa.Column("editable_by_user", sa.Boolean, nullable=False, server_default=sa.true()),
     sa.UniqueConstraint("realm_id", "name"),
 )
 
@@ -313,6 +318,23 @@ draft = sa.Table(
     sa.Column("last_edit_time", sa.Double, nullable=False),
 )
 
+# A user's saved snippets (feature level 297): reusable message texts, only for their owner.
+saved_snippet = sa.Table(
+    "saved_snippet",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column(
+        "user_profile_id",
+        sa.ForeignKey("user_profile.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    # Seconds since the epoch.
+    sa.Column("date_created", sa.Double, nullable=False),
+)
+
 realm_linkifier = sa.Table(
     "realm_linkifier",
     metadata,
@@ -372,6 +394,22 @@ user_presence = sa.Table(
     # UNIX seconds; NULL until the user first reports that state.
     sa.Column("last_connected_time", sa.Double, nullable=True),
     sa.Column("last_active_time", sa.Double, nullable=True),
+    # The realm's presence_sequence value taken by the write that last changed the row
+    # (feature level 263): clients ask for the rows changed after the id they last saw.
+    # 0 for a row written without one (by hand), which such clients already count as seen.
+    sa.Column("last_update_id", sa.BigInteger, nullable=False, server_default="0"),
+)
+
+# Each realm's last presence update id (migration 0026). A write takes the next value
+# with an upsert that holds the row locked until its transaction commits, so that a
+# realm's ids are handed out in the order their writes commit: a client that has seen id
+# N has seen every write with a smaller id. No row: no presence write since the
+# migration. No foreign key: the count only grows, like realm_people_version's.
+presence_sequence = sa.Table(
+    "presence_sequence",
+    metadata,
+    sa.Column("realm_id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("last_update_id", sa.BigInteger, nullable=False, server_default="0"),
 )
 
 user_status = sa.Table(
@@ -786,6 +824,24 @@ image_attachment = sa.Table(
     sa.Column("frames", sa.Integer, nullable=False, server_default="1"),
     sa.Column("content_type", sa.String(255), nullable=True),
     sa.Column("thumbnail_metadata", sa.Text, nullable=False, server_default="[]"),
+)
+
+# Events a command (``hubbub create-user`` beside a running server) committed, for the
+# server to publish: a command cannot reach the server's event queues (without Redis they
+# live in the server's memory), so its transaction leaves its events here and the
+# server's background loop publishes and deletes them (``events/outbox.py``). A row
+# without an event names users whose credentials changed (``Tx.forget_credentials``).
+event_outbox = sa.Table(
+    "event_outbox",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("realm_id", sa.ForeignKey("realm.id", ondelete="CASCADE"), nullable=True),
+    # The event (JSON), its recipients (a JSON list of user ids) and, for a public
+    # stream's event, the recipients the realm's all_public_streams queues skip.
+    sa.Column("event", sa.Text, nullable=True),
+    sa.Column("user_ids", sa.Text, nullable=False),
+    sa.Column("public_stream_except", sa.Text, nullable=True),
+    sa.Column("created", sa.Double, nullable=False),
 )
 
 

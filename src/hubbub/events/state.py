@@ -16,28 +16,39 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 from hubbub.events import (
+    bot_state,
+    edit_history_state,
     linkifier_state,
     message_delete_state,
     message_edit_state,
     message_state,
+    misc_state,
     muting_state,
+    playground_state,
     presence_state,
     profile_field_state,
+    realm_emoji_state,
+    realm_group_settings_state,
+    saved_snippet_state,
     scheduled_message_state,
     settings_state,
+    thumbnail_state,
+    topic_state,
     user_group_state,
 )
 from hubbub.events.context import StateContext
 from hubbub.events.queues import LONGPOLL_TIMEOUT_SECONDS
 from hubbub.events.stream_state import apply_stream_event, fetch_stream_state
 from hubbub.models import Realm, Role, User
-from hubbub.permissions import user_permission_flags
 from hubbub.push.bouncer import push_configured
 from hubbub.queries.people import KeptPeople
 from hubbub.queries.profile_fields import DEFAULT_EXTERNAL_ACCOUNTS
-from hubbub.queries.realm_info import authentication_methods, realm_icon_url
+from hubbub.queries.realm_info import (
+    authentication_methods,
+    realm_authentication_methods,
+    realm_icon_url,
+)
 from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
-from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
 from hubbub.settings import Settings
 
@@ -51,6 +62,8 @@ SERVER_LIMITS: dict[str, Any] = {
     "max_icon_file_size_mib": 5,
     "max_logo_file_size_mib": 5,
     "password_min_length": 6,
+    # Feature level 338.
+    "password_max_length": 100,
     "password_min_guesses": 10000,
     "server_presence_ping_interval_seconds": 60,
     "server_presence_offline_threshold_seconds": 140,
@@ -88,13 +101,18 @@ STATE_TYPES = (
     "user_settings",
     "realm_user_settings_defaults",
     "drafts",
+    "saved_snippets",
     "custom_profile_fields",
     "realm_linkifiers",
     "realm_filters",
+    "realm_emoji",
+    "realm_playgrounds",
     "muted_users",
     "alert_words",
     "presence",
     "user_status",
+    "realm_bot",
+    *misc_state.STATE_TYPES,
 )
 
 # The other parts of the state, one module each: ``fetch`` returns the keys its client
@@ -106,16 +124,25 @@ _PARTS: tuple[
     ],
     ...,
 ] = (
+    (realm_group_settings_state.fetch, realm_group_settings_state.apply),
     (user_group_state.fetch, user_group_state.apply),
     (settings_state.fetch, settings_state.apply),
     (profile_field_state.fetch, profile_field_state.apply),
+    (realm_emoji_state.fetch, realm_emoji_state.apply),
     (linkifier_state.fetch, linkifier_state.apply),
+    (bot_state.fetch, bot_state.apply),
+    (playground_state.fetch, playground_state.apply),
     (muting_state.fetch, muting_state.apply),
     (presence_state.fetch, presence_state.apply),
     (message_state.fetch, message_state.apply),
     (message_edit_state.fetch, message_edit_state.apply),
     (message_delete_state.fetch, message_delete_state.apply),
     (scheduled_message_state.fetch, scheduled_message_state.apply),
+    (saved_snippet_state.fetch, saved_snippet_state.apply),
+    (misc_state.fetch, misc_state.apply),
+    (thumbnail_state.fetch, thumbnail_state.apply),
+    (topic_state.fetch, topic_state.apply),
+    (edit_history_state.fetch, edit_history_state.apply),
 )
 
 
@@ -131,9 +158,11 @@ def realm_state(realm: Realm, realm_uri: str, settings: Settings) -> dict[str, A
             # events carry it); only /server_settings shows the rendered HTML.
             "realm_description": realm.description,
             "realm_date_created": int(realm.date_created),
+            # Renamed realm_url at feature level 257; Zulip 10.2 still sends both.
+            "realm_url": realm_uri,
             "realm_uri": realm_uri,
             "realm_enable_spectator_access": realm.enable_spectator_access,
-            "realm_authentication_methods": methods,
+            "realm_authentication_methods": realm_authentication_methods(realm),
             "realm_email_auth_enabled": methods["email"],
             "realm_password_auth_enabled": methods["password"],
             "realm_icon_url": realm_icon_url(realm),
@@ -166,19 +195,24 @@ def realm_state(realm: Realm, realm_uri: str, settings: Settings) -> dict[str, A
             "server_needs_upgrade": False,
             "server_web_public_streams_enabled": settings.web_public_streams_enabled,
             "server_jitsi_server_url": None,
+            # No topic summaries: hubbub runs no language model (feature level 350).
+            "server_can_summarize_topics": False,
+            # Deactivated organizations are never scheduled for deletion (feature level
+            # 332): hubbub keeps their data until an operator removes it.
+            "server_min_deactivated_realm_deletion_days": None,
+            "server_max_deactivated_realm_deletion_days": None,
             # The Jitsi server calls use: the realm's own, else the server's default.
             "jitsi_server_url": realm.setting("jitsi_server_url") or DEFAULT_JITSI_SERVER_URL,
             "event_queue_longpoll_timeout_seconds": LONGPOLL_TIMEOUT_SECONDS,
             **SERVER_LIMITS,
             "max_file_upload_size_mib": settings.max_file_upload_mib,
+            "server_emoji_data_url": realm_emoji_state.server_emoji_data_url(realm_uri),
         }
     )
     return state
 
 
-def identity_state(
-    me: User, realm: Realm, *, client_gravatar: bool, web_public_streams_enabled: bool
-) -> dict[str, Any]:
+def identity_state(me: User) -> dict[str, Any]:
     medium = GRAVATAR_URL.format(
         hash=hashlib.md5(me.delivery_email.lower().encode(), usedforsecurity=False).hexdigest(),
         version=me.avatar_version,
@@ -197,11 +231,6 @@ def identity_state(
         # Always a URL here (the schema has no null for the own avatar).
         "avatar_url": avatar_url(me, client_gravatar=False),
         "avatar_url_medium": medium,
-        **user_permission_flags(
-            me.role,
-            realm.setting,
-            web_public_enabled=web_public_streams_enabled and realm.enable_spectator_access,
-        ),
     }
 
 
@@ -216,6 +245,7 @@ async def fetch_initial_state(
     settings: Settings,
     include_subscribers: bool = False,
     slim_presence: bool = False,
+    presence_history_limit_days: int | None = None,
     client_capabilities: dict[str, Any] | None = None,
     now: float | None = None,
     people: KeptPeople,
@@ -229,16 +259,12 @@ async def fetch_initial_state(
     }
     if wanted("realm"):
         state.update(realm_state(realm, realm_uri, settings))
-        # Group-valued settings (feature levels 209 and 225) at Zulip's defaults; they
-        # cannot be changed yet. No notification streams are configured (-1).
-        state["realm_create_multiuse_invite_group"] = await get_group_id_by_name(
-            conn, realm.id, "role:administrators"
-        )
-        state["realm_can_access_all_users_group"] = await get_group_id_by_name(
-            conn, realm.id, "role:everyone"
-        )
-        state["realm_notifications_stream_id"] = -1
-        state["realm_signup_notifications_stream_id"] = -1
+        # Renamed at feature level 241, with the update-announcements stream (242) and the
+        # moderation-request channel (331) beside them: none is configured (-1).
+        state["realm_new_stream_announcements_stream_id"] = -1
+        state["realm_signup_announcements_stream_id"] = -1
+        state["realm_zulip_update_announcements_stream_id"] = -1
+        state["realm_moderation_request_channel_id"] = -1
     if wanted("realm_user"):
         users = await people.users(conn, realm.id)
         persons = await get_user_dicts(
@@ -247,14 +273,7 @@ async def fetch_initial_state(
         state["realm_users"] = [p for p in persons if p["is_active"]]
         state["realm_non_active_users"] = [p for p in persons if not p["is_active"]]
         state["cross_realm_bots"] = []
-        state.update(
-            identity_state(
-                me,
-                realm,
-                client_gravatar=client_gravatar,
-                web_public_streams_enabled=settings.web_public_streams_enabled,
-            )
-        )
+        state.update(identity_state(me))
     state.update(
         await fetch_stream_state(conn, me, wanted, include_subscribers=include_subscribers)
     )
@@ -265,12 +284,16 @@ async def fetch_initial_state(
         client_gravatar=client_gravatar,
         include_subscribers=include_subscribers,
         slim_presence=slim_presence,
+        presence_history_limit_days=presence_history_limit_days,
         client_capabilities=client_capabilities or {},
         now=now,
         people=people,
+        web_public_streams_enabled=settings.web_public_streams_enabled,
     )
     for fetch, _ in _PARTS:
         state.update(await fetch(conn, ctx))
+    # Topics in the other parts' keys, as this client can show them (feature level 334).
+    topic_state.show_to_client(state, ctx.client_capabilities)
     return state
 
 
@@ -316,34 +339,6 @@ def _apply_person_update(state: dict[str, Any], person: dict[str, Any]) -> None:
                 is_moderator=role == Role.MODERATOR,
                 is_guest=role == Role.GUEST,
             )
-            _refresh_permission_flags(state)
-
-
-def _own_role(state: dict[str, Any]) -> Role:
-    if state["is_owner"]:
-        return Role.OWNER
-    if state["is_admin"]:
-        return Role.ADMINISTRATOR
-    if state["is_moderator"]:
-        return Role.MODERATOR
-    return Role.GUEST if state["is_guest"] else Role.MEMBER
-
-
-def _refresh_permission_flags(state: dict[str, Any]) -> None:
-    """Recompute the ``can_*`` keys from the user's role and the realm's policies, as this
-    client knows them."""
-    state.update(
-        user_permission_flags(
-            _own_role(state),
-            lambda name: state.get(f"realm_{name}", REALM_SETTING_DEFAULTS[name]),
-            # A client that fetched no realm state knows neither; its flags follow its
-            # role and the policies it does know.
-            web_public_enabled=bool(
-                state.get("server_web_public_streams_enabled", True)
-                and state.get("realm_enable_spectator_access", True)
-            ),
-        )
-    )
 
 
 def apply_event(
@@ -383,7 +378,3 @@ def _apply_realm_changes(state: dict[str, Any], changes: dict[str, Any]) -> None
             state[key] = value
         if name == "jitsi_server_url" and "jitsi_server_url" in state:
             state["jitsi_server_url"] = value or DEFAULT_JITSI_SERVER_URL
-    if "can_create_streams" in state and any(
-        name.endswith("_policy") or name == "enable_spectator_access" for name in changes
-    ):
-        _refresh_permission_flags(state)
