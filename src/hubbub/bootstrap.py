@@ -83,19 +83,6 @@ async def find_user(services: Services, *, subdomain: str, email: str) -> User:
         return user or await access_user_by_email(conn, realm.id, email)
 
 
-def site_url(subdomain: str, host: str, port: int, external_host: str = "") -> str:
-    """The URL clients use for a realm."""
-    if external_host:
-        base = external_host
-    else:
-        # A wildcard bind address is not something a client can connect to.
-        reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-        base = f"{reachable}:{port}"
-        if subdomain:
-            base = f"localhost:{port}"
-    return f"http://{subdomain + '.' if subdomain else ''}{base}"
-
-
 def zuliprc_text(email: str, api_key: str, site: str) -> str:
     return f"[api]\nemail={email}\nkey={api_key}\nsite={site}\n"
 

@@ -25,7 +25,6 @@ from hubbub.bootstrap import (
     create_user_in_realm,
     ensure_first_realm,
     find_user,
-    site_url,
     write_zuliprc,
     zuliprc_text,
 )
@@ -36,7 +35,7 @@ from hubbub.events.outbox import store_outbox
 from hubbub.logs import configure_logging
 from hubbub.models import ROLE_NAMES, Role
 from hubbub.services import Services, build_services
-from hubbub.settings import Settings, SettingsError, load_settings
+from hubbub.settings import Settings, SettingsError, load_settings, site_url
 from hubbub.transaction import Tx
 
 app = typer.Typer(

@@ -106,3 +106,16 @@ def load_settings(
     if settings.workers < 1:
         raise SettingsError("--workers must be at least 1")
     return settings
+
+
+def site_url(subdomain: str, host: str, port: int, external_host: str = "") -> str:
+    """The URL clients use for a realm."""
+    if external_host:
+        base = external_host
+    else:
+        # A wildcard bind address is not something a client can connect to.
+        reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        base = f"{reachable}:{port}"
+        if subdomain:
+            base = f"localhost:{port}"
+    return f"http://{subdomain + '.' if subdomain else ''}{base}"

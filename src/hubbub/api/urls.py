@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 
 from hubbub.api.auth import DEFAULT_ROOT_DOMAIN
 from hubbub.api.headers import header
-from hubbub.bootstrap import site_url
-from hubbub.settings import Settings
+from hubbub.settings import Settings, site_url
 
 if TYPE_CHECKING:
     from hubbub.api.endpoint import ApiRequest
