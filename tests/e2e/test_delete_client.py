@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import zulip
@@ -36,7 +37,14 @@ def test_delete_message_and_topic(owner_client: zulip.Client, member_client: zul
         return int(assert_ok(client.send_message(message))["id"])
 
     mine = send(member_client, "builds", "oops")
-    # By default only administrators delete messages, their own included.
+    # Zulip 10 lets everyone delete their own messages by default; an organization that
+    # leaves it to administrators refuses everyone else.
+    groups = assert_ok(owner_client.register(event_types=["realm_user_groups"]))
+    admins = next(
+        g["id"] for g in groups["realm_user_groups"] if g["name"] == "role:administrators"
+    )
+    setting = {"can_delete_own_message_group": json.dumps({"new": admins})}
+    assert_ok(owner_client.call_endpoint(url="realm", method="PATCH", request=setting))
     assert_error(
         member_client.delete_message(mine),
         "BAD_REQUEST",

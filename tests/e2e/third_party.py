@@ -175,6 +175,9 @@ def zulip_term_venv_fixture() -> Path:
 # ignore exactly this traceback and report every other one.
 _KNOWN_CLIENT_RACE = 'assert hasattr(self, "_update_pipe")'
 _TRACEBACK_START = re.compile(r"(?m)^(?=Exception in thread |Traceback \(most recent call last\):)")
+# The last line of a finished traceback names the exception ("AssertionError",
+# "KeyError: 'x'"); a block without one is still being written.
+_EXCEPTION_LINE = re.compile(r"(?m)^[A-Za-z_][\w.]*(: .*)?$")
 
 
 def unexpected_tracebacks(stderr: str) -> list[str]:
@@ -193,8 +196,20 @@ def unexpected_tracebacks(stderr: str) -> list[str]:
     return [
         block
         for block in merged
-        if "Traceback (most recent call last):" in block and _KNOWN_CLIENT_RACE not in block
+        if "Traceback (most recent call last):" in block
+        and _finished(block)
+        and _KNOWN_CLIENT_RACE not in block
     ]
+
+
+def _finished(block: str) -> bool:
+    """Whether a traceback has been written out to its exception line: one read while
+    the client is still writing it must not be judged (nor reported) by its first lines.
+    """
+    body = block.split("Traceback (most recent call last):", 1)[1]
+    return any(
+        _EXCEPTION_LINE.match(line) for line in body.splitlines() if not line.startswith(" ")
+    )
 
 
 _API_LINE = re.compile(r'"(GET|POST|PATCH|PUT|DELETE) (\S+) HTTP/1\.1" (\d{3})')
