@@ -3,34 +3,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
 import sqlalchemy as sa
 
-from hubbub.clock import FakeClock
 from hubbub.db.tables import realm, user_presence, user_setting
 from hubbub.queries import presence as presence_queries
 from hubbub.queries.presence import get_realm_presences
-from hubbub.settings import Settings
-from tests.helpers import TestEnv, assert_error, assert_success, running_env
+from tests.helpers import TestEnv, assert_error, assert_success
+from tests.presence_helpers import START, advance, presence_env  # noqa: F401 (fixture env)
 
 PRESENCE = "/users/me/presence"
-START = 1_700_000_000
-
-
-@pytest.fixture
-async def env(settings: Settings) -> AsyncIterator[TestEnv]:
-    async with running_env(settings, clock=FakeClock(START + 0.25)) as test_env:
-        yield test_env
-
-
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
 
 
 async def _row(env: TestEnv, user: str) -> tuple[Any, Any] | None:
@@ -103,20 +88,20 @@ async def test_ping_only_and_new_user_input(env: TestEnv) -> None:
 
 async def test_pings_rewrite_times_at_most_once_a_minute(env: TestEnv) -> None:
     await _ping(env, "hamlet")
-    _advance(env, 30)
+    advance(env, 30)
     await _ping(env, "hamlet")
     assert await _row(env, "hamlet") == (START, START)
-    _advance(env, 30)  # 60 s after the first: both times move
+    advance(env, 30)  # 60 s after the first: both times move
     await _ping(env, "hamlet")
     assert await _row(env, "hamlet") == (START + 60, START + 60)
-    _advance(env, 60)
+    advance(env, 60)
     await _ping(env, "hamlet", "idle")
     assert await _row(env, "hamlet") == (START + 60, START + 120)
     body = await _ping(env, "hamlet", "idle")
     website = body["presences"]["hamlet@example.com"]["website"]
     # Last active 60 s before the last connection: still "active" in the legacy form.
     assert (website["status"], website["timestamp"]) == ("active", START + 60)
-    _advance(env, 60)
+    advance(env, 60)
     body = await _ping(env, "hamlet", "idle")
     website = body["presences"]["hamlet@example.com"]["website"]
     assert (website["status"], website["timestamp"]) == ("idle", START + 180)
@@ -165,12 +150,12 @@ async def test_realm_presence_disabled_reports_nothing(env: TestEnv) -> None:
 
 async def test_realm_presence_two_week_window(env: TestEnv) -> None:
     await _ping(env, "hamlet")
-    _advance(env, 10 * 24 * 3600)
+    advance(env, 10 * 24 * 3600)
     await _ping(env, "othello", "idle")
     body = assert_success(await env.client("polonius").get("/realm/presence"))
     assert sorted(body["presences"]) == ["hamlet@example.com", "othello@example.com"]
     assert body["server_timestamp"] == env.services.clock.now()
-    _advance(env, 5 * 24 * 3600)
+    advance(env, 5 * 24 * 3600)
     body = assert_success(await env.client("polonius").get("/realm/presence"))
     assert sorted(body["presences"]) == ["othello@example.com"]
 
@@ -186,7 +171,7 @@ async def test_get_user_presence(env: TestEnv) -> None:
     for key in (str(hamlet.id), "hamlet@example.com", "HAMLET@example.com"):
         body = assert_success(await env.client("othello").get(f"/users/{key}/presence"))
         assert body["presence"] == {"website": expected, "aggregated": expected}
-    _advance(env, 141)
+    advance(env, 141)
     body = assert_success(await env.client("othello").get(f"/users/{hamlet.id}/presence"))
     assert body["presence"] == {
         "website": expected,
@@ -226,7 +211,7 @@ async def test_answer_entries_follow_every_change(env: TestEnv) -> None:
     await _ping(env, "hamlet")
     await _ping(env, "othello", "idle")
     await both_forms("polonius")
-    _advance(env, 60)
+    advance(env, 60)
     await _ping(env, "hamlet", "idle")
     await both_forms("polonius")
     # Nobody may see othello's real address: his API email changes.

@@ -5,31 +5,15 @@ the same client keys; the single user's aggregate alone turns "offline" past 140
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
-from hubbub.clock import FakeClock
 from hubbub.db.tables import user_presence
 from hubbub.queries import presence as presence_queries
-from hubbub.settings import Settings
-from tests.helpers import TestEnv, assert_error, assert_success, running_env
-
-START = 1_700_000_000
-
-
-@pytest.fixture
-async def env(settings: Settings) -> AsyncIterator[TestEnv]:
-    async with running_env(settings, clock=FakeClock(START + 0.25)) as test_env:
-        yield test_env
-
-
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
+from tests.helpers import TestEnv, assert_error, assert_success
+from tests.presence_helpers import START, advance, presence_env  # noqa: F401 (fixture env)
 
 
 async def _ping(env: TestEnv, user: str, status: str) -> None:
@@ -66,12 +50,12 @@ async def _check_agreement(env: TestEnv, users: list[str]) -> dict[str, Any]:
 async def test_users_of_different_ages_agree(env: TestEnv) -> None:
     await _ping(env, "iago", "active")
     await _ping(env, "shiva", "active")
-    _advance(env, 100)
+    advance(env, 100)
     await _ping(env, "othello", "idle")  # connected, never active
-    _advance(env, 60)
+    advance(env, 60)
     await _ping(env, "hamlet", "active")
     await _ping(env, "shiva", "idle")  # still connected, active 160 s ago
-    _advance(env, 30)
+    advance(env, 30)
     presences = await _check_agreement(env, ["iago", "shiva", "othello", "hamlet"])
     # The readings themselves, at 190 s: iago active long ago, shiva idle since his
     # last connection, othello idle, hamlet active.
@@ -89,7 +73,7 @@ async def test_users_of_different_ages_agree(env: TestEnv) -> None:
     assert env.users["polonius"].email not in presences
     resp = await env.client("iago").get(f"/users/{env.users['polonius'].id}/presence")
     assert_error(resp, f"No presence data for {env.users['polonius'].id}")
-    _advance(env, 3600)
+    advance(env, 3600)
     await _check_agreement(env, ["iago", "shiva", "othello", "hamlet"])
 
 

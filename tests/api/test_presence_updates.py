@@ -22,9 +22,9 @@ from hubbub.queries.kept_subscribers import KeptSubscribers
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
 from tests.helpers import TestEnv, assert_success, running_env
+from tests.presence_helpers import START, advance
 
 PRESENCE = "/users/me/presence"
-START = 1_700_000_000
 DAY = 24 * 3600
 
 
@@ -41,12 +41,6 @@ async def env(settings: Settings) -> AsyncIterator[TestEnv]:
                 )
             )
         yield test_env
-
-
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
 
 
 async def _ping(env: TestEnv, user: str, status: str = "active", **params: Any) -> dict[str, Any]:
@@ -97,7 +91,7 @@ async def test_each_write_takes_the_realms_next_id(env: TestEnv) -> None:
     # A ping that rewrites nothing takes no id.
     await _ping(env, "hamlet")
     assert await _update_ids(env) == {"hamlet": 1, "othello": 2}
-    _advance(env, 60)
+    advance(env, 60)
     await _ping(env, "othello")
     assert await _update_ids(env) == {"hamlet": 1, "othello": 3}
     # Another realm counts on its own.
@@ -136,7 +130,7 @@ async def test_last_update_id_answers_only_what_changed(env: TestEnv) -> None:
     body = await _poll(env, last_update_id=1)
     assert list(body["presences"]) == [_id(env, "othello")]
     assert body["presence_last_update_id"] == 2
-    _advance(env, 60)
+    advance(env, 60)
     await _ping(env, "hamlet", "idle")
     body = await _poll(env, last_update_id=2)
     assert body["presences"] == {
@@ -157,7 +151,7 @@ async def test_last_update_id_answers_only_what_changed(env: TestEnv) -> None:
 
 async def test_history_limit_days(env: TestEnv) -> None:
     await _ping(env, "hamlet")  # id 1, at START
-    _advance(env, 3 * DAY)
+    advance(env, 3 * DAY)
     await _ping(env, "othello")  # id 2, three days later
     ids = sorted([_id(env, "hamlet"), _id(env, "othello")])
     body = await _poll(env, last_update_id=-1)
@@ -179,7 +173,7 @@ async def test_history_limit_days(env: TestEnv) -> None:
     assert sorted(body["presences"]) == ids
     # Past the default two weeks only a positive id still reaches othello, whose write is
     # newer than it (Zulip ignores the limit then).
-    _advance(env, 20 * DAY)
+    advance(env, 20 * DAY)
     assert (await _poll(env, last_update_id=-1))["presences"] == {}
     body = await _poll(env, last_update_id=1, history_limit_days=1)
     assert list(body["presences"]) == [_id(env, "othello")]
@@ -217,7 +211,7 @@ async def test_register_sends_the_id_to_poll_with(env: TestEnv) -> None:
     state = await register()
     assert (state["presences"], state["presence_last_update_id"]) == ({}, -1)
     await _ping(env, "hamlet")
-    _advance(env, 3 * DAY)
+    advance(env, 3 * DAY)
     await _ping(env, "othello")
     state = await register()
     assert sorted(state["presences"]) == sorted([_id(env, "hamlet"), _id(env, "othello")])
@@ -229,7 +223,7 @@ async def test_register_sends_the_id_to_poll_with(env: TestEnv) -> None:
     assert (state["presences"], state["presence_last_update_id"]) == ({}, -1)
     # The id of the state is the one to poll with: only what changed after it comes.
     state = await register()
-    _advance(env, 60)
+    advance(env, 60)
     await _ping(env, "hamlet", "idle")
     body = await _poll(env, last_update_id=state["presence_last_update_id"])
     assert list(body["presences"]) == [_id(env, "hamlet")]
@@ -248,7 +242,7 @@ async def test_kept_answers_never_report_an_id_they_may_lack(
     body = await _poll(env, last_update_id=-1)
     assert body["presence_last_update_id"] == 1
     await _ping_elsewhere(env, "othello", START + 10)  # 2: not in the kept rows
-    _advance(env, 60)
+    advance(env, 60)
     await _ping(env, "hamlet", "idle")  # 3: taken into the kept rows at once
     assert await _update_ids(env) == {"hamlet": 3, "othello": 2}
     body = await _poll(env, last_update_id=1)
@@ -265,7 +259,7 @@ async def test_kept_answers_never_report_an_id_they_may_lack(
     # Without writes elsewhere, the kept rows follow this process's writes exactly.
     monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", 3600.0)
     assert (await _poll(env, last_update_id=3))["presence_last_update_id"] == 3
-    _advance(env, 60)
+    advance(env, 60)
     await _ping(env, "othello")  # 4
     body = await _poll(env, last_update_id=3)
     assert list(body["presences"]) == [_id(env, "othello")]
