@@ -21,66 +21,22 @@ from typing import Any
 import orjson
 import sqlalchemy as sa
 
-from hubbub.actions.user_groups import access_users_by_ids
+from hubbub.actions.group_setting_values import (
+    check_group_setting_value,
+    parse_group_setting_value,
+)
 from hubbub.db.tables import realm as realm_table
 from hubbub.errors import JsonableError, OrganizationOwnerRequiredError
 from hubbub.models import Realm, User
 from hubbub.queries.group_settings import get_group_setting_values
-from hubbub.queries.user_groups import get_group
 from hubbub.queries.users import active_user_ids
 from hubbub.realm_group_settings import (
-    EVERYONE,
-    INTERNET,
-    NOBODY,
     OWNER_ONLY_GROUP_SETTINGS,
     REALM_PERMISSION_GROUP_SETTINGS,
     GroupSettingValue,
-    anonymous_group,
     group_setting_values_equal,
-    normalize_group_setting_value,
 )
 from hubbub.transaction import Tx
-
-
-def _parse(change: dict[str, Any], key: str) -> GroupSettingValue | None:
-    value = change.get(key)
-    if value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    return normalize_group_setting_value(
-        anonymous_group(list(value["direct_members"]), list(value["direct_subgroups"]))
-    )
-
-
-async def _check_group_for_setting(tx: Tx, realm: Realm, name: str, group_id: int) -> None:
-    """Zulip's access_user_group_for_setting for a group id."""
-    config = REALM_PERMISSION_GROUP_SETTINGS[name]
-    group = await get_group(tx.conn, realm.id, group_id)
-    if group is None:
-        raise JsonableError("Invalid user group")
-    if config.require_system_group and not group.is_system_group:
-        raise JsonableError(f"'{name}' must be a system user group.")
-    for forbidden, allowed in (
-        (INTERNET, config.allow_internet_group),
-        (NOBODY, config.allow_nobody_group),
-        (EVERYONE, config.allow_everyone_group),
-    ):
-        if not allowed and group.name == forbidden:
-            raise JsonableError(f"'{name}' setting cannot be set to '{forbidden}' group.")
-    if config.allowed_system_groups and group.name not in config.allowed_system_groups:
-        raise JsonableError(f"'{name}' setting cannot be set to '{group.name}' group.")
-
-
-async def _check_anonymous_group(
-    tx: Tx, realm: Realm, name: str, value: dict[str, list[int]]
-) -> None:
-    if REALM_PERMISSION_GROUP_SETTINGS[name].require_system_group:
-        raise JsonableError(f"'{name}' must be a system user group.")
-    await access_users_by_ids(tx.conn, realm.id, value["direct_members"], allow_deactivated=False)
-    for subgroup_id in value["direct_subgroups"]:
-        if await get_group(tx.conn, realm.id, subgroup_id) is None:
-            raise JsonableError(f"Invalid user group ID: {subgroup_id}")
 
 
 async def check_realm_group_setting_changes(
@@ -96,17 +52,14 @@ async def check_realm_group_setting_changes(
     current = await get_group_setting_values(tx.conn, realm, names)
     changes: list[tuple[str, GroupSettingValue]] = []
     for name in names:
-        new = _parse(requested[name], "new")
+        new = parse_group_setting_value(requested[name].get("new"))
         assert new is not None
-        old = _parse(requested[name], "old")
+        old = parse_group_setting_value(requested[name].get("old"))
         if old is not None and not group_setting_values_equal(old, current[name]):
             raise JsonableError("'old' value does not match the expected value.")
         if group_setting_values_equal(new, current[name]):
             continue
-        if isinstance(new, int):
-            await _check_group_for_setting(tx, realm, name, new)
-        else:
-            await _check_anonymous_group(tx, realm, name, new)
+        await check_group_setting_value(tx, realm, name, REALM_PERMISSION_GROUP_SETTINGS[name], new)
         changes.append((name, new))
     return changes
 
