@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -301,3 +302,36 @@ async def test_muted_topics_errors_change_nothing(env: TestEnv) -> None:
         {"stream_id": denmark.id + 1000, "topic": "lunch", "op": "remove"}, "Topic is not muted"
     )
     assert await _rows(env) == before
+
+
+async def test_concurrent_first_follows_of_a_topic_both_succeed(env: TestEnv) -> None:
+    """Two transactions that both find no row for a topic and both follow it (two first
+    sends to a new topic at the same moment): the second waits for the first's row and
+    updates it instead of failing on the unique index. On SQLite the writer lock runs them
+    one after the other; on PostgreSQL the second blocks on the index until the first
+    commits."""
+    from hubbub.actions.user_topics import do_set_user_topic_visibility_policy
+    from hubbub.queries.user_topics import VisibilityPolicy
+
+    user = env.users["hamlet"]
+    target = await env.subscribe("hamlet", "Denmark")
+    now = env.services.clock.now()
+    started = asyncio.Event()
+
+    async def second() -> bool:
+        started.set()
+        async with env.services.write() as tx:
+            return await do_set_user_topic_visibility_policy(
+                tx, user, target, "New Topic", VisibilityPolicy.FOLLOWED, now=now
+            )
+
+    async with env.services.write() as tx:
+        assert await do_set_user_topic_visibility_policy(
+            tx, user, target, "new topic", VisibilityPolicy.FOLLOWED, now=now
+        )
+        task = asyncio.create_task(second())
+        await started.wait()
+        # Long enough for PostgreSQL's second transaction to reach its insert and wait.
+        await asyncio.sleep(0.2)
+    await task
+    assert await _policies(env) == [(target.id, "New Topic", VisibilityPolicy.FOLLOWED)]

@@ -21,6 +21,7 @@ from typing import Literal
 
 import sqlalchemy as sa
 
+from hubbub.db.dialects import for_name
 from hubbub.db.tables import user_topic
 from hubbub.models import Stream, User
 from hubbub.queries.user_topics import (
@@ -34,6 +35,26 @@ from hubbub.queries.user_topics import (
 from hubbub.transaction import Tx
 
 MAX_TOPIC_NAME_LENGTH = 60
+
+
+def _upsert(dialect: str) -> sa.Insert:
+    """An insert that becomes an update when a concurrent transaction has just created the
+    row: two first sends to a new topic at once both find no row and both follow it, and
+    on PostgreSQL the second plain insert would violate the unique index."""
+    statement = for_name(dialect).insert(user_topic)
+    upsert: sa.Insert = statement.on_conflict_do_update(
+        index_elements=[
+            user_topic.c.user_profile_id,
+            user_topic.c.stream_id,
+            sa.func.lower(user_topic.c.topic_name),
+        ],
+        set_={
+            "topic_name": statement.excluded.topic_name,
+            "last_updated": statement.excluded.last_updated,
+            "visibility_policy": statement.excluded.visibility_policy,
+        },
+    )
+    return upsert
 
 
 async def do_set_user_topic_visibility_policy(
@@ -53,13 +74,14 @@ async def do_set_user_topic_visibility_policy(
         await tx.conn.execute(sa.delete(user_topic).where(user_topic.c.id == row.id))
     elif row is None:
         await tx.conn.execute(
-            sa.insert(user_topic).values(
-                user_profile_id=user.id,
-                stream_id=target.id,
-                topic_name=topic_name,
-                last_updated=now,
-                visibility_policy=int(policy),
-            )
+            _upsert(tx.conn.dialect.name),
+            {
+                "user_profile_id": user.id,
+                "stream_id": target.id,
+                "topic_name": topic_name,
+                "last_updated": now,
+                "visibility_policy": int(policy),
+            },
         )
     elif row.visibility_policy == policy and row.topic_name == topic_name:
         return False
