@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -104,4 +105,20 @@ async def test_errors_change_nothing(env: TestEnv) -> None:
 async def test_path_must_be_an_integer(env: TestEnv) -> None:
     response = await env.client("hamlet").post(f"{MUTED}/othello")
     assert response.status_code == 404
+    assert await _rows(env) == []
+
+
+async def test_concurrent_mutes_of_one_user_answer_already_muted(env: TestEnv) -> None:
+    """Two requests that mute the same user at once both find no row; the one whose insert
+    loses on the unique index is run again and answers as it would a moment later, never
+    with a server error. Several rounds, since the interleaving is up to the scheduler."""
+    hamlet = env.client("hamlet")
+    for user in ("desdemona", "othello", "iago", "shiva"):
+        url = f"{MUTED}/{env.users[user].id}"
+        first, second = await asyncio.gather(hamlet.post(url), hamlet.post(url))
+        bodies = sorted([first.json()["result"], second.json()["result"]])
+        assert bodies == ["error", "success"], (first.json(), second.json())
+        failed = first if first.json()["result"] == "error" else second
+        assert_error(failed, "User already muted")
+        await hamlet.delete(url)
     assert await _rows(env) == []

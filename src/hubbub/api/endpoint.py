@@ -28,7 +28,7 @@ from hubbub.api.headers import header
 from hubbub.api.params import ParamSpec, build_specs, find_int32_overflow, parse_arguments
 from hubbub.api.responses import json_error, json_success
 from hubbub.credentials import credential_digest
-from hubbub.db.engine import is_value_out_of_range
+from hubbub.db.engine import is_unique_violation, is_value_out_of_range
 from hubbub.errors import (
     ApiError,
     InternalServerError,
@@ -285,6 +285,22 @@ async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
     return headers
 
 
+async def _call(ep: Endpoint, req: ApiRequest, kwargs: dict[str, Any]) -> Any:
+    """Run the endpoint; once more if it lost a race on a unique index.
+
+    Two requests may both check that a row is absent (a reaction, a subscription, a
+    muted user) and both insert it; the one that commits second fails on the index. Its
+    transaction rolled back, so nothing of it is stored and no event went out: running it
+    again from the start lets its checks see the winner's row, and the caller gets the
+    answer it would have had a moment later (often "already exists")."""
+    try:
+        return await ep.func(req, **kwargs)
+    except sa_exc.IntegrityError as exc:
+        if not is_unique_violation(exc):
+            raise
+        return await ep.func(req, **kwargs)
+
+
 async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None = None) -> Response:
     """Answer ``request`` with ``ep``; ``args``: its arguments, when already read."""
     services: Services = request.app.state.services
@@ -328,7 +344,7 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
             await confirm_caller(req)
             raise
         try:
-            payload = await ep.func(req, **kwargs)
+            payload = await _call(ep, req, kwargs)
         except sa_exc.DBAPIError as exc:
             # A number too large for a 32-bit id column on PostgreSQL (SQLite's are 64-bit
             # and checked by the parameter parser): the transaction was rolled back, so the

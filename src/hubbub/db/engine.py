@@ -216,3 +216,12 @@ def is_value_out_of_range(exc: BaseException) -> bool:
         return False
     orig = exc.orig
     return getattr(orig, "sqlstate", None) == "22003" or "out of int32 range" in str(orig)
+
+
+def is_unique_violation(exc: BaseException) -> bool:
+    """An insert lost to a concurrent transaction's row on a unique index: PostgreSQL's
+    SQLSTATE 23505 (unique_violation), or SQLite's "UNIQUE constraint failed"."""
+    if not isinstance(exc, sa_exc.IntegrityError):
+        return False
+    orig = exc.orig
+    return getattr(orig, "sqlstate", None) == "23505" or "UNIQUE constraint failed" in str(orig)
