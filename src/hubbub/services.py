@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -9,13 +10,16 @@ from typing import TYPE_CHECKING
 
 from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
-from hubbub.events.bus import EventBus, MemoryEventBus
+from hubbub.events.bus import EventBus, MemoryEventBus, Notice
+from hubbub.events.outbox import store_outbox
 from hubbub.queries.kept_subscribers import KeptSubscribers
 from hubbub.queries.people import KeptPeople
 from hubbub.queries.presence import PresenceAnswers
 from hubbub.ratelimit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
+
+logger = logging.getLogger("hubbub.events")
 
 if TYPE_CHECKING:  # the Redis client is imported only by servers that use it (idle memory)
     from hubbub.redis_client import Redis
@@ -32,6 +36,8 @@ class Services:
     presence: PresenceAnswers = field(default_factory=PresenceAnswers)
     people: KeptPeople = field(default_factory=KeptPeople)
     subscribers: KeptSubscribers = field(default_factory=KeptSubscribers)
+    # Whether the last publish failed for an unreachable bus: one log line per outage.
+    bus_down: bool = False
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:
@@ -42,12 +48,37 @@ class Services:
         # A realm_user event means a user changed: the presence answers name users.
         self.presence.forget(n.realm_id for n in tx.notices if n.event["type"] == "realm_user")
         self.presence.written(tx.presence_writes)
-        if tx.stale_credentials:
-            await self.bus.forget_credentials(sorted(tx.stale_credentials))
-        if tx.notices:
-            await self.bus.publish(tx.notices)
+        await self.publish_committed(tx.notices, tx.stale_credentials)
         for job in tx.after_commit:
             await job()
+
+    async def publish_committed(self, notices: list[Notice], stale_credentials: set[int]) -> None:
+        """Publish a committed transaction's events (credentials first). When the bus is
+        unreachable (Redis down), the change is committed all the same: its events go to
+        the event outbox, which every server process drains onto the bus once it answers
+        again, so the write is acknowledged and no open queue misses its events."""
+        try:
+            if stale_credentials:
+                await self.bus.forget_credentials(sorted(stale_credentials))
+            if notices:
+                await self.bus.publish(notices)
+        except self.bus_errors() as exc:
+            if not self.bus_down:
+                logger.warning("event bus unreachable (%s); keeping events in the outbox", exc)
+                self.bus_down = True
+            async with self.db.write() as conn:
+                await store_outbox(conn, notices, stale_credentials, self.clock.now())
+            return
+        self.bus_down = False
+
+    def bus_errors(self) -> tuple[type[BaseException], ...]:
+        """What the bus raises when its server cannot be reached (the in-memory bus cannot
+        fail that way)."""
+        if self.redis is None:
+            return ()
+        from hubbub.redis_client import RedisError
+
+        return (RedisError, OSError)
 
     async def start(self) -> None:
         await self.bus.start()

@@ -30,15 +30,18 @@ async def relay_event_outbox(services: Services) -> int:
         async with services.db.write() as conn:
             claimed = await claim_outbox(conn)
         taken += claimed.rows
-        # As ``Services.write`` does after a commit: credentials first, then the events,
-        # and presence answers forget realms whose users changed.
-        if claimed.stale_credentials:
-            await services.bus.forget_credentials(sorted(claimed.stale_credentials))
+        # As ``Services.write`` does after a commit: presence answers forget realms whose
+        # users changed, then credentials and events are published, or go back into the
+        # outbox while the bus is unreachable.
         services.presence.forget(
             n.realm_id for n in claimed.notices if n.event["type"] == "realm_user"
         )
-        if claimed.notices:
-            await services.bus.publish(claimed.notices)
+        was_down = services.bus_down
+        await services.publish_committed(claimed.notices, claimed.stale_credentials)
+        if services.bus_down:
+            return taken
+        if was_down:
+            logger.warning("event bus reachable again; publishing the events kept meanwhile")
         if claimed.rows < CLAIM_BATCH:
             if taken:
                 logger.info("published %d outbox rows of commands", taken)
