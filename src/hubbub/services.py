@@ -12,6 +12,7 @@ from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
 from hubbub.events.bus import EventBus, MemoryEventBus, Notice
 from hubbub.events.outbox import store_outbox
+from hubbub.outages import OutageLog
 from hubbub.queries.kept_subscribers import KeptSubscribers
 from hubbub.queries.people import KeptPeople
 from hubbub.queries.presence import PresenceAnswers
@@ -38,6 +39,8 @@ class Services:
     subscribers: KeptSubscribers = field(default_factory=KeptSubscribers)
     # Whether the last publish failed for an unreachable bus: one log line per outage.
     bus_down: bool = False
+    # The database, Redis or disk failures requests are meeting (one log line each).
+    outages: OutageLog = field(default_factory=OutageLog)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[Tx]:

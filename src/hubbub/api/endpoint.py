@@ -37,6 +37,7 @@ from hubbub.errors import (
     UnauthorizedError,
 )
 from hubbub.models import Realm, User
+from hubbub.outages import outage_error
 from hubbub.queries.realms import get_realm_by_subdomain
 from hubbub.services import Services
 
@@ -356,9 +357,14 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
         ignored = [
             name for name in args if name not in ep.known_names and name not in UNIVERSAL_PARAMETERS
         ]
+        if services.outages.down:
+            services.outages.succeeded()
         return json_success(payload, ignored=ignored, headers=headers)
     except ApiError as error:
         return json_error(error, headers)
-    except Exception:
+    except Exception as exc:
+        outage = outage_error(exc, services.outages)
+        if outage is not None:
+            return json_error(outage, headers)
         logger.exception("Internal server error on %s %s", request.method, request.url.path)
         return json_error(InternalServerError())

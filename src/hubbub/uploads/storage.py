@@ -100,11 +100,16 @@ def _write(path: Path, source: BinaryIO) -> int:
     # Written under a temporary name and renamed, so a reader never sees half a file.
     partial = path.with_name(path.name + ".partial")
     size = 0
-    with partial.open("wb") as out:
-        while chunk := source.read(CHUNK_SIZE):
-            out.write(chunk)
-            size += len(chunk)
-    os.replace(partial, path)
+    try:
+        with partial.open("wb") as out:
+            while chunk := source.read(CHUNK_SIZE):
+                out.write(chunk)
+                size += len(chunk)
+        os.replace(partial, path)
+    except BaseException:
+        # A full disk (or any failure) leaves no half-written file behind.
+        partial.unlink(missing_ok=True)
+        raise
     return size
 
 

@@ -32,6 +32,9 @@ ENGINE_KWARGS: dict[str, Any] = {
     "pool_timeout": 300,
 }
 SERIALIZE_WRITES = False
+# A database that stops answering (a cut network drops packets rather than refusing) must
+# not hold each request for asyncpg's default minute: it gets a 503 after this long.
+CONNECT_TIMEOUT_SECONDS = 5
 # PostgreSQL checkpoints by itself (its checkpointer process): no background job.
 CHECKPOINT_INTERVAL_SECONDS: float | None = None
 
@@ -53,7 +56,9 @@ READ_EXECUTION_OPTIONS: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
 def create_engine(url: str) -> AsyncEngine:
     """PostgreSQL's defaults, but without JIT compilation."""
     engine = create_async_engine(
-        url, connect_args={"server_settings": SERVER_SETTINGS}, **ENGINE_KWARGS
+        url,
+        connect_args={"server_settings": SERVER_SETTINGS, "timeout": CONNECT_TIMEOUT_SECONDS},
+        **ENGINE_KWARGS,
     )
     sa.event.listen(engine.sync_engine, "checkout", _check_open)
     return engine
