@@ -296,3 +296,36 @@ async def test_the_loop_wakes_for_a_sooner_message(
         (sent,) = await _messages(env.services)
         # Never early; how soon after the due time is measured by bench/scheduled.py.
         assert due <= sent.date_sent
+
+
+async def test_a_transient_failure_leaves_the_message_due_for_the_next_pass(
+    env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A send that loses a race on a unique index (or meets an outage) is not recorded as
+    failed: the pass fails, and the next one delivers the message once."""
+    from sqlalchemy.exc import IntegrityError
+
+    from hubbub.actions import scheduled_message_delivery as delivery
+
+    denmark = await env.subscribe("hamlet", "Denmark")
+    sid = await _stream_message(env, denmark.id, NOW + 60)
+    real_send = delivery.check_send_message
+    calls = 0
+
+    async def lose_a_race_once(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise IntegrityError("INSERT", {}, Exception("UNIQUE constraint failed: user_topic"))
+        return await real_send(*args, **kwargs)
+
+    monkeypatch.setattr(delivery, "check_send_message", lose_a_race_once)
+    _clock(env).advance(60)
+    with pytest.raises(IntegrityError):
+        await deliver_due_scheduled_messages(env.services)
+    row = await _row(env.services, sid)
+    assert (row.delivered, row.failed) == (False, False)
+    assert await deliver_due_scheduled_messages(env.services) == 1
+    (sent,) = await _messages(env.services)
+    row = await _row(env.services, sid)
+    assert (row.delivered, row.delivered_message_id, row.failed) == (True, sent.id, False)

@@ -95,6 +95,14 @@ class OutageLog:
             self.down.clear()
 
 
+def is_transient(exc: BaseException) -> bool:
+    """Whether trying the same work again later may well succeed: a lost race on a unique
+    index, an unreachable database or Redis, a full disk."""
+    from hubbub.db.engine import is_unique_violation
+
+    return is_unique_violation(exc) or _is_disk_full(exc) or _unreachable_service(exc) is not None
+
+
 def outage_error(exc: BaseException, log: OutageLog) -> ApiError | None:
     """The error to answer for ``exc`` if it is an infrastructure failure, else None."""
     if _is_disk_full(exc):

@@ -28,6 +28,7 @@ from hubbub.actions.send_message import SendRequest, check_send_message
 from hubbub.db.tables import scheduled_message
 from hubbub.errors import ApiError, JsonableError, RealmDeactivatedError, UserDeactivatedError
 from hubbub.models import Realm, User
+from hubbub.outages import is_transient
 from hubbub.queries.realms import get_realm_by_id
 from hubbub.queries.scheduled_messages import claim_due_scheduled_message
 from hubbub.queries.users import get_user_by_id
@@ -56,6 +57,11 @@ async def deliver_one_due_scheduled_message(
         async with tx.conn.begin_nested():
             message_id = await _send(tx, realm, sender, row, now=now, realm_url=realm_url(realm))
     except Exception as exc:
+        if is_transient(exc):
+            # A lost race or an outage says nothing about the message: the transaction
+            # rolls back, the message stays due, and the next pass sends it (or, past the
+            # late cutoff, records that it could not be sent).
+            raise
         # The savepoint undid the attempt's rows; drop its events and after-commit work too.
         del tx.notices[notices:], tx.after_commit[jobs:]
         await _mark_failed(tx, sender, row, exc)
