@@ -286,22 +286,6 @@ async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
     return headers
 
 
-async def _call(ep: Endpoint, req: ApiRequest, kwargs: dict[str, Any]) -> Any:
-    """Run the endpoint; once more if it lost a race on a unique index.
-
-    Two requests may both check that a row is absent (a reaction, a subscription, a
-    muted user) and both insert it; the one that commits second fails on the index. Its
-    transaction rolled back, so nothing of it is stored and no event went out: running it
-    again from the start lets its checks see the winner's row, and the caller gets the
-    answer it would have had a moment later (often "already exists")."""
-    try:
-        return await ep.func(req, **kwargs)
-    except sa_exc.IntegrityError as exc:
-        if not is_unique_violation(exc):
-            raise
-        return await ep.func(req, **kwargs)
-
-
 async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None = None) -> Response:
     """Answer ``request`` with ``ep``; ``args``: its arguments, when already read."""
     services: Services = request.app.state.services
@@ -345,7 +329,18 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
             await confirm_caller(req)
             raise
         try:
-            payload = await _call(ep, req, kwargs)
+            try:
+                payload = await ep.func(req, **kwargs)
+            except sa_exc.IntegrityError as exc:
+                # Two requests may both check that a row is absent (a reaction, a
+                # subscription, a muted user) and both insert it; the one that commits
+                # second fails on the unique index. Its transaction rolled back and sent
+                # nothing, so running it again lets its checks see the winner's row, and
+                # the caller gets the answer it would have had a moment later. (Inline,
+                # not a helper coroutine: a waiting long-poll holds every frame.)
+                if not is_unique_violation(exc):
+                    raise
+                payload = await ep.func(req, **kwargs)
         except sa_exc.DBAPIError as exc:
             # A number too large for a 32-bit id column on PostgreSQL (SQLite's are 64-bit
             # and checked by the parameter parser): the transaction was rolled back, so the
