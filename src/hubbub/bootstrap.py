@@ -87,11 +87,21 @@ def zuliprc_text(email: str, api_key: str, site: str) -> str:
     return f"[api]\nemail={email}\nkey={api_key}\nsite={site}\n"
 
 
-def write_zuliprc(path: Path, email: str, api_key: str, site: str) -> None:
-    """Write the file the official clients read; readable by its owner only (it holds a key)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+# Where ``hubbub serve`` leaves the first owner's password when its output is no terminal.
+OWNER_PASSWORD_FILE = "owner-password"
+
+
+def write_private_file(path: Path, text: str) -> None:
+    """Write ``text`` to a file readable by its owner only, in a directory that is too
+    when this creates it."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     # The mode above applies only to a new file; an existing one may be world-readable.
     os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w") as handle:
-        handle.write(zuliprc_text(email, api_key, site))
+        handle.write(text)
+
+
+def write_zuliprc(path: Path, email: str, api_key: str, site: str) -> None:
+    """Write the file the official clients read; readable by its owner only (it holds a key)."""
+    write_private_file(path, zuliprc_text(email, api_key, site))

@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import errno
 import logging
+import os
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,9 +23,11 @@ import typer
 
 from hubbub.actions.users import is_valid_email
 from hubbub.bootstrap import (
+    OWNER_PASSWORD_FILE,
     create_user_in_realm,
     ensure_first_realm,
     find_user,
+    write_private_file,
     write_zuliprc,
     zuliprc_text,
 )
@@ -153,6 +156,9 @@ def serve(
     ] = None,
 ) -> None:
     """Apply pending migrations, create the first organization if needed, and serve."""
+    # Everything the server creates (the database and its journal, saved queues,
+    # uploads, any log file of its own) is for its own user only.
+    os.umask(0o077)
     _configure_logging()
     settings = _settings(
         host=host,
@@ -181,15 +187,30 @@ def serve(
         site = site_url("", settings.host, settings.port, settings.external_host)
         zuliprc = (settings.data_dir / "zuliprc").resolve()
         write_zuliprc(zuliprc, first.user.delivery_email, first.user.api_key, site)
-        typer.echo(
-            "Created the organization and its owner (shown once; keep them safe):\n"
-            f"  URL:      {site}\n"
-            f"  Email:    {first.user.delivery_email}\n"
-            f"  Password: {first.password}\n"
-            f"  API key:  {first.user.api_key}\n"
+        zuliprc_line = (
             f"  zuliprc:  {zuliprc}  (the official Zulip clients read it: "
             f"zulip.Client(config_file=...), or --config-file for the zulip tools)"
         )
+        if sys.stdout.isatty():
+            typer.echo(
+                "Created the organization and its owner (shown once; keep them safe):\n"
+                f"  URL:      {site}\n"
+                f"  Email:    {first.user.delivery_email}\n"
+                f"  Password: {first.password}\n"
+                f"  API key:  {first.user.api_key}\n" + zuliprc_line
+            )
+        else:
+            # Output that is not a terminal ends up in a log (a service manager's journal,
+            # a redirected file): the secrets go to files only their owner can read.
+            password_file = (settings.data_dir / OWNER_PASSWORD_FILE).resolve()
+            write_private_file(password_file, first.password + "\n")
+            typer.echo(
+                "Created the organization and its owner:\n"
+                f"  URL:      {site}\n"
+                f"  Email:    {first.user.delivery_email}\n"
+                f"  Password: in {password_file}\n"
+                f"  API key:  in {zuliprc}\n" + zuliprc_line
+            )
     from hubbub.server import exec_server
 
     exec_server(settings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -28,12 +29,40 @@ def api_keys_match(given: str, stored: str) -> bool:
     return hmac.compare_digest(given.encode(), stored.encode())
 
 
+# Zulip's PASSWORD_MIN_LENGTH and PASSWORD_MIN_GUESSES defaults (also sent by /register).
+PASSWORD_MIN_LENGTH = 6
+PASSWORD_MIN_GUESSES = 10000
+ZXCVBN_MAX_LENGTH = 72
+
+
 def generate_password() -> str:
-    return secrets.token_urlsafe(12)
+    """A random password of 128 bits, far above any strength threshold."""
+    return secrets.token_urlsafe(16)
+
+
+def is_strong_password(password: str) -> bool:
+    """Zulip's rule: long enough, and not guessable in fewer than PASSWORD_MIN_GUESSES
+    tries by the zxcvbn estimator (which knows common passwords, words, repeats and
+    keyboard patterns)."""
+    if len(password) < PASSWORD_MIN_LENGTH:
+        return False
+    # Imported on first use: its word lists cost an idle server several megabytes.
+    from zxcvbn import zxcvbn  # type: ignore[import-untyped]
+
+    # zxcvbn refuses longer input, and its cost grows with the length; what follows the
+    # first characters can only make a password harder to guess.
+    return int(zxcvbn(password[:ZXCVBN_MAX_LENGTH])["guesses"]) >= PASSWORD_MIN_GUESSES
 
 
 def hash_password(password: str) -> str:
     return _hasher.hash(password)
+
+
+@functools.cache
+def dummy_password_hash() -> str:
+    """The hash of a password nobody knows, checked in place of a missing account's, so
+    that a login for an unknown address costs what a wrong password costs."""
+    return _hasher.hash(secrets.token_urlsafe(16))
 
 
 def check_password(password: str, password_hash: str | None) -> bool:

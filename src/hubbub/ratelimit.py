@@ -29,10 +29,16 @@ class RateLimitResult:
 class RateLimiter(Protocol):
     async def hit(self, key: str) -> RateLimitResult: ...
 
+    async def clear(self, key: str) -> None:
+        """Forget the key's recorded requests (a login that succeeded, as in Zulip)."""
+
 
 class NoRateLimiter:
     async def hit(self, key: str) -> RateLimitResult:
         return RateLimitResult(True, 0, 0, 0.0)
+
+    async def clear(self, key: str) -> None:
+        return None
 
 
 class MemoryRateLimiter:
@@ -66,6 +72,9 @@ class MemoryRateLimiter:
         reset = hits[0] + self.window - now
         return RateLimitResult(True, self.limit, self.limit - len(hits), reset)
 
+    async def clear(self, key: str) -> None:
+        self._hits.pop(key, None)
+
 
 class RedisRateLimiter:
     """The same sliding window, shared by every worker through Redis."""
@@ -79,9 +88,15 @@ class RedisRateLimiter:
         self.clock = clock
         self.namespace = namespace
 
+    def _name(self, key: str) -> str:
+        return f"{self.namespace}:ratelimit:{key}"
+
+    async def clear(self, key: str) -> None:
+        await self.redis.execute_command("DEL", self._name(key))
+
     async def hit(self, key: str) -> RateLimitResult:
         now = self.clock.now()
-        name = f"{self.namespace}:ratelimit:{key}"
+        name = self._name(key)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.command("ZREMRANGEBYSCORE", name, "-inf", now - self.window)
             pipe.command("ZCARD", name)

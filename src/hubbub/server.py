@@ -127,6 +127,13 @@ def settings_environment(settings: Settings) -> dict[str, str]:
         "HUBBUB_PUSH_BOUNCER_URL": settings.push_bouncer_url,
         "HUBBUB_PUSH_BOUNCER_ORG_ID": settings.push_bouncer_org_id,
         "HUBBUB_PUSH_BOUNCER_ORG_KEY": settings.push_bouncer_org_key,
+        "HUBBUB_MAX_QUEUES_PER_USER": str(settings.max_queues_per_user),
+        "HUBBUB_MAX_QUEUE_KIB": str(settings.max_queue_kib),
+        "HUBBUB_HTTP_MAX_HEADER_KIB": str(settings.http_max_header_kib),
+        "HUBBUB_HTTP_HEADER_TIMEOUT": repr(settings.http_header_timeout_seconds),
+        "HUBBUB_HTTP_BODY_TIMEOUT": repr(settings.http_body_timeout_seconds),
+        "HUBBUB_TRUSTED_PROXIES": ",".join(settings.trusted_proxies),
+        "HUBBUB_LOGIN_ATTEMPTS_PER_ADDRESS": str(settings.login_attempts_per_address),
     }
 
 
@@ -177,6 +184,10 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "log_level": "info",
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
         "server_header": False,
+        # X-Forwarded-For and X-Forwarded-Proto are believed only from the proxies the
+        # operator lists; uvicorn's default believes any client on the loopback address.
+        "proxy_headers": bool(settings.trusted_proxies),
+        "forwarded_allow_ips": list(settings.trusted_proxies),
         "http": LeanHttpToolsProtocol,
         # The Zulip API has no WebSocket endpoint; "auto" would import websockets (~0.8 MB).
         "ws": "none",

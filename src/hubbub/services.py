@@ -12,6 +12,7 @@ from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
 from hubbub.events.bus import EventBus, MemoryEventBus, Notice
 from hubbub.events.outbox import store_outbox
+from hubbub.login_limits import LoginGuard, build_login_guard
 from hubbub.outages import OutageLog
 from hubbub.queries.kept_subscribers import KeptSubscribers
 from hubbub.queries.people import KeptPeople
@@ -33,6 +34,8 @@ class Services:
     clock: Clock
     rate_limiter: RateLimiter
     bus: EventBus
+    # Limits on password checks (``login_limits``).
+    login_guard: LoginGuard
     redis: Redis | None = None
     presence: PresenceAnswers = field(default_factory=PresenceAnswers)
     people: KeptPeople = field(default_factory=KeptPeople)
@@ -137,5 +140,8 @@ def build_services(settings: Settings, *, clock: Clock | None = None) -> Service
         clock=clock,
         rate_limiter=build_rate_limiter(settings, clock, redis),
         bus=build_bus(settings, clock, redis),
+        login_guard=build_login_guard(
+            settings.login_attempts_per_address, clock, redis, settings.redis_namespace
+        ),
         redis=redis,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -12,6 +13,7 @@ DEFAULT_DATA_DIR = "./hubbub-data"
 DEFAULT_OWNER_EMAIL = "admin@hubbub.local"
 # Zulip's default API rate limit: 200 requests per minute per user.
 DEFAULT_RATE_LIMIT = 200
+DEFAULT_LOGIN_ATTEMPTS_PER_ADDRESS = 30
 
 
 class SettingsError(ValueError):
@@ -41,6 +43,16 @@ class Settings:
     queue_gc_interval_seconds: float = 60.0
     # Save in-memory event queues on shutdown and restore them at start.
     persist_queues: bool = True
+    # Event queues one user may hold; a new one beyond that removes their least recently
+    # used queue. And what one queue may hold (KiB of events not yet acknowledged) before
+    # it is removed, its client then registering again.
+    max_queues_per_user: int = 20
+    max_queue_kib: int = 4096
+    # HTTP limits: the request line and headers together, and how long a client may take
+    # to send them, and may pause while sending a body, before it gets 431 or 408.
+    http_max_header_kib: int = 64
+    http_header_timeout_seconds: float = 30.0
+    http_body_timeout_seconds: float = 60.0
     # Zulip's WEB_PUBLIC_STREAMS_ENABLED server setting.
     web_public_streams_enabled: bool = True
     # Largest upload accepted by POST /user_uploads (Zulip's MAX_FILE_UPLOAD_SIZE, MiB).
@@ -52,6 +64,11 @@ class Settings:
     push_bouncer_url: str = ""
     push_bouncer_org_id: str = ""
     push_bouncer_org_key: str = ""
+    # Password login attempts one address may make in ten minutes, whatever the accounts.
+    login_attempts_per_address: int = DEFAULT_LOGIN_ATTEMPTS_PER_ADDRESS
+    # Addresses (IPs or CIDR networks) of reverse proxies whose X-Forwarded-For and
+    # X-Forwarded-Proto headers are believed; empty: no client's are.
+    trusted_proxies: tuple[str, ...] = ()
 
     @property
     def effective_database_url(self) -> str:
@@ -73,6 +90,29 @@ def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
         raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
 
 
+def _env_seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number of seconds, not {raw!r}") from None
+
+
+def _env_networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list of IP addresses and CIDR networks, each checked."""
+    entries = tuple(e.strip() for e in env.get(name, "").split(",") if e.strip())
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise SettingsError(
+                f"{name} must list IP addresses or networks (a,b/24,...), not {entry!r}"
+            ) from None
+    return entries
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
 ) -> Settings:
@@ -91,9 +131,18 @@ def load_settings(
         "workers": _env_int(env, "HUBBUB_WORKERS", 1),
         "max_file_upload_mib": _env_int(env, "HUBBUB_MAX_FILE_UPLOAD_MIB", 100),
         "unclaimed_upload_days": _env_int(env, "HUBBUB_UNCLAIMED_UPLOAD_DAYS", 21),
+        "max_queues_per_user": _env_int(env, "HUBBUB_MAX_QUEUES_PER_USER", 20),
+        "max_queue_kib": _env_int(env, "HUBBUB_MAX_QUEUE_KIB", 4096),
+        "http_max_header_kib": _env_int(env, "HUBBUB_HTTP_MAX_HEADER_KIB", 64),
+        "http_header_timeout_seconds": _env_seconds(env, "HUBBUB_HTTP_HEADER_TIMEOUT", 30.0),
+        "http_body_timeout_seconds": _env_seconds(env, "HUBBUB_HTTP_BODY_TIMEOUT", 60.0),
         "push_bouncer_url": env.get("HUBBUB_PUSH_BOUNCER_URL", ""),
         "push_bouncer_org_id": env.get("HUBBUB_PUSH_BOUNCER_ORG_ID", ""),
         "push_bouncer_org_key": env.get("HUBBUB_PUSH_BOUNCER_ORG_KEY", ""),
+        "login_attempts_per_address": _env_int(
+            env, "HUBBUB_LOGIN_ATTEMPTS_PER_ADDRESS", DEFAULT_LOGIN_ATTEMPTS_PER_ADDRESS
+        ),
+        "trusted_proxies": _env_networks(env, "HUBBUB_TRUSTED_PROXIES"),
     }
     for key, value in (overrides or {}).items():
         if value is not None:
@@ -105,6 +154,21 @@ def load_settings(
         raise SettingsError(f"port must be between 1 and 65535, not {settings.port}")
     if settings.workers < 1:
         raise SettingsError("--workers must be at least 1")
+    for name, value in (
+        ("HUBBUB_MAX_QUEUES_PER_USER", settings.max_queues_per_user),
+        ("HUBBUB_MAX_QUEUE_KIB", settings.max_queue_kib),
+        ("HUBBUB_HTTP_MAX_HEADER_KIB", settings.http_max_header_kib),
+    ):
+        if value < 1:
+            raise SettingsError(f"{name} must be a positive integer, not {value}")
+    for name, seconds in (
+        ("HUBBUB_HTTP_HEADER_TIMEOUT", settings.http_header_timeout_seconds),
+        ("HUBBUB_HTTP_BODY_TIMEOUT", settings.http_body_timeout_seconds),
+    ):
+        if not seconds > 0:
+            raise SettingsError(f"{name} must be a positive number of seconds, not {seconds}")
+    if settings.login_attempts_per_address < 1:
+        raise SettingsError("HUBBUB_LOGIN_ATTEMPTS_PER_ADDRESS must be a positive integer")
     return settings
 
 

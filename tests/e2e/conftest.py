@@ -126,9 +126,17 @@ class HubbubServer:
         out = self.stdout()
         fields = {}
         for label in ("Email", "Password", "API key"):
-            match = re.search(rf"^  {label}:\s+(\S+)\s*$", out, re.MULTILINE)
+            match = re.search(rf"^  {label}:\s+(.+?)\s*$", out, re.MULTILINE)
             assert match, f"`hubbub serve` printed no {label!r} line; stdout was:\n{out}"
             fields[label] = match.group(1)
+        # Output that is no terminal gets no secrets, only the private files holding them.
+        if fields["Password"].startswith("in "):
+            fields["Password"] = Path(fields["Password"][3:]).read_text().strip()
+        if fields["API key"].startswith("in "):
+            rc = Path(fields["API key"][3:]).read_text()
+            key = re.search(r"^key=(\S+)$", rc, re.MULTILINE)
+            assert key, rc
+            fields["API key"] = key.group(1)
         return OwnerCredentials(fields["Email"], fields["Password"], fields["API key"])
 
 

@@ -26,7 +26,7 @@ from hubbub.actions.streams import notify_subscriber_activity, subscribe_to_defa
 from hubbub.actions.unique_names import check_unique_full_name
 from hubbub.actions.user_events import notify_user_created, notify_user_updated
 from hubbub.actions.user_groups import do_update_role_groups
-from hubbub.credentials import generate_api_key, hash_password
+from hubbub.credentials import generate_api_key, hash_password, is_strong_password
 from hubbub.db.tables import user_profile
 from hubbub.errors import (
     CannotDeactivateLastUserError,
@@ -47,7 +47,6 @@ from hubbub.transaction import Tx
 
 MAX_NAME_LENGTH = 100
 MIN_NAME_LENGTH = 2
-MIN_PASSWORD_LENGTH = 6
 # Characters Zulip refuses in names: they would break mention syntax and Markdown.
 _NAME_FORBIDDEN = set('*`\\>"@')
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
@@ -87,7 +86,7 @@ def check_email(email: str) -> str:
 
 
 def check_password_strength(password: str) -> str:
-    if len(password) < MIN_PASSWORD_LENGTH:
+    if not is_strong_password(password):
         raise JsonableError("The password is too weak.")
     return password
 

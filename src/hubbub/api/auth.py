@@ -8,6 +8,7 @@ import functools
 import ipaddress
 
 from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.requests import HTTPConnection
 
 from hubbub.credentials import api_keys_match, is_well_formed_api_key
 from hubbub.errors import (
@@ -43,6 +44,14 @@ def subdomain_from_host(host: str, external_host: str) -> str:
     if hostname.endswith("." + root):
         return hostname[: -len(root) - 1]
     return ""
+
+
+def client_address(request: HTTPConnection) -> str:
+    """The caller's IP address, which address-based limits count against. It is the
+    connection's peer, or what a proxy listed in HUBBUB_TRUSTED_PROXIES said the client
+    was: uvicorn rewrites the peer from X-Forwarded-For for those proxies only
+    (``server.uvicorn_options``), so a client cannot pick its own address."""
+    return request.client.host if request.client else "unknown"
 
 
 def parse_basic_auth(header: str) -> tuple[str, str]:

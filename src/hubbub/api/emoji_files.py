@@ -22,6 +22,7 @@ from hubbub.markdown.emoji import EMOJI_DATA_PATH, emoji_data_json, emoji_data_k
 from hubbub.queries.realm_emoji import emoji_path_id
 from hubbub.uploads import active_storage
 from hubbub.uploads.emoji import EMOJI_TYPES
+from hubbub.uploads.serving import FILE_CONTENT_SECURITY_POLICY
 
 FOREVER = "public, max-age=31536000, immutable"
 _CONTENT_TYPES = {extension: content_type for content_type, (extension, _) in EMOJI_TYPES.items()}
@@ -59,6 +60,7 @@ async def _serve_image(request: Request, *, still: bool) -> Response:
         "Content-Length": str(size),
         "Cache-Control": FOREVER,
         "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": FILE_CONTENT_SECURITY_POLICY,
     }
     if request.method == "HEAD":
         return Response(b"", headers=headers)

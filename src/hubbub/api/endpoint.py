@@ -23,7 +23,12 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from hubbub.api import user_agent
-from hubbub.api.auth import authenticate_on_subdomain, parse_basic_auth, subdomain_from_host
+from hubbub.api.auth import (
+    authenticate_on_subdomain,
+    client_address,
+    parse_basic_auth,
+    subdomain_from_host,
+)
 from hubbub.api.headers import header
 from hubbub.api.params import ParamSpec, build_specs, find_int32_overflow, parse_arguments
 from hubbub.api.responses import json_error, json_success
@@ -271,10 +276,8 @@ async def confirm_caller(req: ApiRequest) -> None:
 
 
 async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
-    if req.caller_id is not None:
-        key = f"user:{req.caller_id}"
-    else:
-        key = f"ip:{req.http.client.host if req.http.client else 'unknown'}"
+    caller = req.caller_id
+    key = f"user:{caller}" if caller is not None else f"ip:{client_address(req.http)}"
     result = await req.services.rate_limiter.hit(key)
     if result.limit == 0:
         return {}

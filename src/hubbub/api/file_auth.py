@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.requests import Request
 
-from hubbub.api.auth import authenticate, parse_basic_auth
+from hubbub.api.auth import authenticate, client_address, parse_basic_auth
 from hubbub.api.headers import header
 from hubbub.errors import RateLimitedError, UnauthorizedError
 from hubbub.models import Realm, User
@@ -36,7 +36,14 @@ async def file_viewer(conn: AsyncConnection, request: Request, realm: Realm | No
 async def count_by_address(services: Services, request: Request) -> None:
     """As for the API: failed credentials, and visitors without any, count against the
     caller's address."""
-    host = request.client.host if request.client else "unknown"
-    result = await services.rate_limiter.hit(f"ip:{host}")
+    result = await services.rate_limiter.hit(f"ip:{client_address(request)}")
+    if not result.allowed:
+        raise RateLimitedError(round(result.reset_after, 3), {})
+
+
+async def count_by_user(services: Services, user: User) -> None:
+    """A download by a known user counts against their API rate limit, as every request
+    of theirs does (Zulip serves files through its rate-limited API views)."""
+    result = await services.rate_limiter.hit(f"user:{user.id}")
     if not result.allowed:
         raise RateLimitedError(round(result.reset_after, 3), {})

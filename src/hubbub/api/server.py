@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
 from hubbub.actions.auth import check_password_login
+from hubbub.api.auth import client_address
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.urls import realm_url
 from hubbub.errors import InvalidSubdomainError
@@ -52,7 +53,8 @@ async def fetch_api_key(req: ApiRequest, *, username: str, password: str) -> Pay
     """Fetch an API key (production)"""
     if req.realm is None:
         raise InvalidSubdomainError()
-    async with req.services.db.read() as conn:
-        user = await check_password_login(conn, req.realm, username, password)
+    user = await check_password_login(
+        req.services, req.realm, username, password, client_address(req.http)
+    )
     # The real address, which is what the client logs in with (Zulip does the same).
     return {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id}

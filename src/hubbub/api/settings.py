@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Annotated, Any, TypeVar
 from zoneinfo import available_timezones
 
+from hubbub.actions.auth import check_own_password
 from hubbub.actions.presence import do_presence_enabled_changed
 from hubbub.actions.unique_names import check_unique_full_name
 from hubbub.actions.user_settings import (
@@ -26,9 +27,9 @@ from hubbub.actions.users import (
     do_change_full_name,
     is_valid_email,
 )
+from hubbub.api.auth import client_address
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param
-from hubbub.credentials import check_password
 from hubbub.errors import JsonableError, OrganizationAdminRequiredError
 from hubbub.models import User
 from hubbub.queries.user_settings import get_realm_user_defaults, get_user_settings
@@ -103,7 +104,7 @@ async def _change_password(tx: Tx, req: ApiRequest, old: str | None, new: str) -
     if (
         old is None
         or not req.my_realm.password_auth_enabled
-        or not check_password(old, me.password_hash)
+        or not await check_own_password(req.services, me, old, client_address(req.http))
     ):
         raise JsonableError("Wrong password!")
     try:

@@ -20,7 +20,7 @@ from hubbub.actions.attachments import (
     do_record_thumbnails,
 )
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint, request_subdomain
-from hubbub.api.file_auth import count_by_address, file_viewer
+from hubbub.api.file_auth import count_by_address, count_by_user, file_viewer
 from hubbub.api.params import PathInt, PathStr
 from hubbub.api.responses import json_error
 from hubbub.errors import (
@@ -225,6 +225,7 @@ async def _viewable_file(
         # Spectators are counted by address, as failed logins are.
         await count_by_address(services, request)
         return await _spectator_file(conn, services, realm, path_id)
+    await count_by_user(services, user)
     assert realm is not None
     return await _access_file(conn, user, realm, path_id)
 
@@ -337,6 +338,7 @@ async def _external_viewer(conn: AsyncConnection, services: Services, request: R
         await count_by_address(services, request)
         raise
     if user is not None:
+        await count_by_user(services, user)
         return
     await count_by_address(services, request)
     if realm is None or not (
@@ -350,6 +352,9 @@ async def serve_temporary_upload(request: Request) -> Response:
     ``get_file_temporary_url``, without credentials, until it expires."""
     services: Services = request.app.state.services
     try:
+        # The link carries no credentials: it counts against the caller's address, as
+        # a spectator's download does.
+        await count_by_address(services, request)
         claims = parse_temporary_token(request.path_params["token"])
         if claims is None:
             raise JsonableError("Invalid token")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -40,6 +41,18 @@ def normalize_url(url: str) -> str:
     )
 
 
+def _create_private_file(path: Path) -> None:
+    """Create the SQLite file readable by its owner only (SQLite gives its -wal and -shm
+    files the database file's mode), in a directory that is too when created here."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        # SQLite itself reports what is wrong with the place when it opens the file.
+        pass
+
+
 class Database:
     def __init__(self, url: str) -> None:
         self.url = normalize_url(url)
@@ -47,7 +60,7 @@ class Database:
         self.dialect_name = sa_url.get_backend_name()
         self.dialect: ModuleType = dialects.for_name(self.dialect_name)
         if self.dialect_name == "sqlite" and sa_url.database:
-            Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
+            _create_private_file(Path(sa_url.database))
         self.engine: AsyncEngine = self.dialect.create_engine(self.url)
         self.write_engine: AsyncEngine = self.dialect.create_write_engine(self.url) or self.engine
         # The same pool as ``engine``, with the dialect's options for read transactions.

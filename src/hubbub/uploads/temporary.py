@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 # As long as Zulip's links live.
 TEMPORARY_URL_SECONDS = 60
+# Ids are database integers: anything larger is no id (and PostgreSQL would refuse it).
+_MAX_ID = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -28,8 +30,14 @@ class TemporaryToken:
         return f"{self.user_id}:{self.expires}:{self.path_id}"
 
     def is_valid(self, api_key: str, now: float) -> bool:
+        """Signed with the user's key, unexpired, and no longer-lived than a link the
+        server makes: the user knows the key, so a link they signed themselves with a
+        far expiry must not be honoured."""
         expected = _sign(self._payload(), api_key)
-        return hmac.compare_digest(expected, self.signature) and now <= self.expires
+        return (
+            hmac.compare_digest(expected, self.signature)
+            and now <= self.expires <= now + TEMPORARY_URL_SECONDS
+        )
 
 
 def _sign(payload: str, api_key: str) -> str:
@@ -48,6 +56,9 @@ def parse_temporary_token(token: str) -> TemporaryToken | None:
     try:
         payload = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
         user_id, expires, path_id = payload.split(":", 2)
-        return TemporaryToken(int(user_id), int(expires), path_id, signature)
+        claims = TemporaryToken(int(user_id), int(expires), path_id, signature)
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return None
+    if not (0 < claims.user_id <= _MAX_ID and 0 <= claims.expires <= 2**63 - 1):
+        return None
+    return claims
