@@ -7,6 +7,10 @@ Behaviour follows Zulip 8.0:
   pattern's named groups and the template's variables (feature level 176), and finally
   the (realm, pattern) unique key. The error message is the first problem found; the
   ``errors`` field maps each field name (``__all__`` for the rest) to its messages;
+- a template whose literal start names a scheme Zulip never links (``javascript:``,
+  ``data:``, ``vbscript:``...) is refused as an invalid template: Zulip stores such a
+  template but renders its links as plain text, so refusing it loses nothing; links whose
+  scheme comes from the matched text are still checked when rendered;
 - every successful change, even one that changes nothing, sends the whole ordered list
   as a ``realm_linkifiers`` event to every active user of the realm.
 """
@@ -23,6 +27,7 @@ from uritemplate import URITemplate
 
 from hubbub.db.tables import realm_linkifier
 from hubbub.errors import JsonableError
+from hubbub.markdown.sanitize import url_is_safe
 from hubbub.queries.linkifiers import (
     access_linkifier,
     linkifiers_for_realm,
@@ -60,6 +65,8 @@ def url_template_is_valid(template: str) -> bool:
     """Whether ``template`` is an RFC 6570 URL template. Literal text is taken as it is
     (Zulip accepts "%%" or "$not_a_url$"); every ``{...}`` must be a well-formed
     expression, and braces may not nest or stand alone."""
+    if not url_is_safe(template.split("{", 1)[0]):
+        return False
     position = 0
     while True:
         start = template.find("{", position)

@@ -13,10 +13,10 @@ from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
 from hubbub.api.urls import realm_url
 from hubbub.errors import JsonableError
-from hubbub.markdown import render_markdown
 from hubbub.queries.message_dicts import get_message_dicts
 from hubbub.queries.messages import access_message, get_raw_content
 from hubbub.queries.render_context import load_render_context
+from hubbub.rendering import render_markdown_off_loop
 from hubbub.topic_names import message_for_client
 
 # "private" is the pre-feature-level-174 name of "direct"; "channel" is the name newer
@@ -119,4 +119,4 @@ async def render_message(req: ApiRequest, *, content: str) -> Payload:
         ctx = await load_render_context(
             conn, req.my_realm, req.me, realm_url=realm_url(req), content=content
         )
-    return {"rendered": render_markdown(content, ctx).html}
+    return {"rendered": (await render_markdown_off_loop(content, ctx)).html}

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from hubbub.markdown.code import render_code_block
-from hubbub.markdown.tex import render_tex, tex_error_html
+from hubbub.markdown.tex import TexBudget, render_tex, tex_error_html
 
 FENCE_RE = re.compile(
     r"^(?P<fence>~{3,}|`{3,})[ ]*"
@@ -32,13 +32,24 @@ class Stash:
 
     def __init__(self) -> None:
         self.items: list[str] = []
+        # Shared by the math fences and the inline formulas of one message.
+        self.tex_budget = TexBudget()
 
     def store(self, html: str) -> str:
         self.items.append(html)
         return f"\x02stash{len(self.items) - 1}\x03"
 
+    def get(self, index: str) -> str:
+        """The stored HTML; an index that was never stored (only possible if the input was
+        not prepared) yields nothing rather than an error."""
+        number = int(index)
+        return self.items[number] if number < len(self.items) else ""
+
 
 PLACEHOLDER_RE = re.compile(r"\x02stash(\d+)\x03")
+# Fences nested deeper than this are text: each quote level prefixes every line inside it,
+# so unbounded nesting would make the text grow with the square of its length.
+MAX_FENCE_DEPTH = 10
 
 
 @dataclass
@@ -73,7 +84,7 @@ class _FenceProcessor:
         return self.output
 
     def _open_or_append(self, line: str, target: list[str]) -> None:
-        m = FENCE_RE.match(line)
+        m = FENCE_RE.match(line) if len(self.stack) <= MAX_FENCE_DEPTH else None
         if m is None:
             target.append(line)
             return
@@ -107,7 +118,7 @@ class _FenceProcessor:
     def _math(self, text: str) -> str:
         rendered = []
         for paragraph in text.split("\n\n"):
-            html = render_tex(paragraph, display=True)
+            html = render_tex(paragraph, display=True, budget=self.stash.tex_budget)
             rendered.append(self.stash.store(html or tex_error_html(paragraph, display=True)))
         return "\n\n".join(rendered)
 

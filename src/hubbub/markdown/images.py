@@ -50,7 +50,10 @@ def _legacy_thumbnail(url: str, size: str) -> str:
 
 def _is_own(url: str, realm_url: str) -> bool:
     """A relative URL, or one on the realm's own host: never sent through a proxy."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
     if not parts.scheme and not parts.netloc:
         return True
     return bool(realm_url) and parts.netloc == urlsplit(realm_url).netloc

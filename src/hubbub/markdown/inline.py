@@ -30,6 +30,8 @@ TIMESTAMP_RE = re.compile(r"<time:(?P<time>[^>]*?)>")
 ENTITY_RE = re.compile(r"&[\#a-zA-Z0-9]*;")
 LINK_TITLE_RE = re.compile(r"^(.*?)\s+(['\"])(.*)\2\s*$", re.DOTALL)
 _WORD_RE = re.compile(r"[A-Za-z0-9]+")
+_AUTOLINK_START = re.compile(r"[\w.\-]")
+_AUTOLINK_AFTER = re.compile(r"[\s'\"\(,:<]")
 
 
 def _nested(state: StateInline, start: int, end: int) -> None:
@@ -85,7 +87,7 @@ def tex(state: StateInline, silent: bool) -> bool:
         return False
     if not silent:
         body = m.group("body")
-        html = render_tex(body, display=False)
+        html = render_tex(body, display=False, budget=state.env.get("tex_budget"))
         push_html(state, html or tex_error_html(m.group(0), display=False))
     state.pos = m.end()
     return True
@@ -94,7 +96,10 @@ def tex(state: StateInline, silent: bool) -> bool:
 def timestamp(state: StateInline, silent: bool) -> bool:
     if not state.src.startswith("<time:", state.pos):
         return False
-    m = TIMESTAMP_RE.match(state.src, state.pos, state.posMax)
+    close = _next_char(state, ">", state.pos)
+    if close == -1 or close >= state.posMax:
+        return False
+    m = TIMESTAMP_RE.match(state.src, state.pos, close + 1)
     if m is None:
         return False
     if not silent:
@@ -121,38 +126,55 @@ def _push_link(state: StateInline, href: str, title: str | None = None) -> None:
     _record_link(state, href)
 
 
-def _closing_bracket(src: str, start: int, end: int) -> int | None:
-    depth = 0
-    for i in range(start, end):
-        if src[i] == "[":
-            depth += 1
-        elif src[i] == "]":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
+def _partners(state: StateInline, opening: str, closing: str) -> dict[int, int]:
+    """Where each ``opening`` character's balanced ``closing`` one is, for the whole source,
+    computed once per inline source: a per-bracket scan to the end would make a run of
+    unclosed brackets quadratic."""
+    cache: dict[tuple[str, int], tuple[str, dict[int, int]]] = state.env.setdefault("partners", {})
+    key = (opening, id(state.src))
+    cached = cache.get(key)
+    if cached is not None and cached[0] is state.src:
+        return cached[1]
+    partners: dict[int, int] = {}
+    stack: list[int] = []
+    for i, char in enumerate(state.src):
+        if char == opening:
+            stack.append(i)
+        elif char == closing and stack:
+            partners[stack.pop()] = i
+    cache[key] = (state.src, partners)
+    return partners
 
 
-def _closing_paren(src: str, start: int, end: int) -> int | None:
-    depth = 0
-    for i in range(start, end):
-        if src[i] == "(":
-            depth += 1
-        elif src[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
+def _closing(state: StateInline, opening: str, closing: str, start: int) -> int | None:
+    """The balanced partner of the ``opening`` character at ``start``, before posMax."""
+    end = _partners(state, opening, closing).get(start)
+    return end if end is not None and end < state.posMax else None
+
+
+def _next_char(state: StateInline, char: str, start: int) -> int:
+    """``state.src.find(char, start)``, remembered so that a run of failed attempts does not
+    rescan the rest of the source each time."""
+    cache: dict[tuple[str, int], tuple[str, int, int]] = state.env.setdefault("next_char", {})
+    key = (char, id(state.src))
+    cached = cache.get(key)
+    if cached is not None and cached[0] is state.src:
+        _, searched_from, found = cached
+        if searched_from <= start and (found == -1 or start <= found):
+            return found
+    found = state.src.find(char, start)
+    cache[key] = (state.src, start, found)
+    return found
 
 
 def link(state: StateInline, silent: bool) -> bool:
     src, start = state.src, state.pos
     if src[start] != "[" or (start > 0 and src[start - 1] == "!"):
         return False
-    label_end = _closing_bracket(src, start, state.posMax)
+    label_end = _closing(state, "[", "]", start)
     if label_end is None or label_end + 1 >= state.posMax or src[label_end + 1] != "(":
         return False
-    dest_end = _closing_paren(src, label_end + 1, state.posMax)
+    dest_end = _closing(state, "(", ")", label_end + 1)
     if dest_end is None:
         return False
     raw = src[label_end + 2 : dest_end].strip()
@@ -183,6 +205,11 @@ def link(state: StateInline, silent: bool) -> bool:
 def autolink(state: StateInline, silent: bool) -> bool:
     if state.env.get("link_depth", 0):
         return False
+    # The URL pattern's own first character and look-behind, checked before running it.
+    if not _AUTOLINK_START.match(state.src, state.pos) or (
+        state.pos > 0 and not _AUTOLINK_AFTER.match(state.src, state.pos - 1)
+    ):
+        return False
     m = links.web_link_re().match(state.src, state.pos, state.posMax)
     if m is None:
         return False
@@ -202,12 +229,12 @@ def linkifier(state: StateInline, silent: bool) -> bool:
         return False
     if state.pos > 0 and not linkifiers.may_start_after(state.src[state.pos - 1]):
         return False
-    text = state.src[state.pos : state.posMax]
+    source = linkifiers.encoded_source(state.env, state.src)
     for candidate in ctx.linkifiers:
         compiled = linkifiers.compiled(candidate)
         if compiled is None:
             continue
-        found = linkifiers.match_at(compiled, text)
+        found = linkifiers.match_at(compiled, source, state.pos, state.posMax)
         if found is None or not found[0]:
             continue
         matched, url = found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -14,6 +15,7 @@ from uritemplate import URITemplate
 
 from hubbub.markdown.context import Linkifier, RenderContext
 from hubbub.markdown.links import web_link_re
+from hubbub.markdown.sanitize import url_is_safe
 
 _OUTER = "linkifier_actual_match"
 _AFTER = "linkifier_after_match"
@@ -69,12 +71,51 @@ def expand(linkifier: CompiledLinkifier, groups: dict[str, Any]) -> str:
     return str(linkifier.template.expand(variables))
 
 
-def match_at(linkifier: CompiledLinkifier, text: str) -> tuple[str, str] | None:
-    """(matched text, URL) when the linkifier matches at the start of ``text``."""
-    m = linkifier.pattern.match(text)
+@dataclass(frozen=True)
+class EncodedSource:
+    """An inline source as UTF-8, with the byte offset of every character when it is not
+    ASCII. The RE2 binding encodes a ``str`` argument on every call, so matching at each
+    position of a long text would be quadratic; bytes are matched as they are."""
+
+    text: str
+    data: bytes
+    offsets: list[int] | None
+
+    def byte_offset(self, index: int) -> int:
+        return index if self.offsets is None else self.offsets[index]
+
+
+def encoded_source(env: MutableMapping[str, Any], text: str) -> EncodedSource:
+    cached: EncodedSource | None = env.get("linkifier_source")
+    if cached is not None and cached.text is text:
+        return cached
+    data = text.encode("utf-8", "surrogatepass")
+    offsets = None
+    if len(data) != len(text):
+        offsets = [0]
+        for char in text:
+            offsets.append(offsets[-1] + len(char.encode("utf-8", "surrogatepass")))
+    source = EncodedSource(text, data, offsets)
+    env["linkifier_source"] = source
+    return source
+
+
+def match_at(
+    linkifier: CompiledLinkifier, source: EncodedSource, start: int, end: int
+) -> tuple[str, str] | None:
+    """(matched text, URL) when the linkifier matches at ``start`` (before ``end``)."""
+    begin = source.byte_offset(start)
+    if end >= len(source.text):
+        m = linkifier.pattern.match(source.data, begin)
+    else:
+        m = linkifier.pattern.match(source.data[begin : source.byte_offset(end)])
     if m is None:
         return None
-    return m.group(_OUTER), expand(linkifier, m.groupdict())
+    groups = {
+        name: value.decode("utf-8", "surrogatepass") if value is not None else None
+        for name, value in m.groupdict().items()
+    }
+    return groups[_OUTER] or "", expand(linkifier, groups)
 
 
 @dataclass
@@ -110,7 +151,11 @@ def topic_links(topic: str, ctx: RenderContext) -> list[dict[str, str]]:
         found = web_link_re().search(topic[pos:end])
         if found:
             raw = found.group("url")
-            parts = urlsplit(raw)
+            try:
+                parts = urlsplit(raw)
+            except ValueError:
+                pos = end + 1
+                continue
             if not parts.scheme:
                 if not parts.netloc:
                     i = (parts.path + "/").index("/")
@@ -132,4 +177,5 @@ def topic_links(topic: str, ctx: RenderContext) -> list[dict[str, str]]:
         ):
             applied.append(current)
     applied.sort(key=lambda k: k.index)
-    return [{"url": m.url, "text": m.text} for m in applied]
+    # A linkifier stored before templates were checked may still expand to a script URL.
+    return [{"url": m.url, "text": m.text} for m in applied if url_is_safe(m.url)]

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 # File extensions that are also top-level domains but mostly mean files in chat.
 _TLD_FALSE_POSITIVES = {"java", "md", "mov", "py", "zip"}
-_ALLOWED_SCHEMES = {"http", "https", "ftp", "mailto", "tel", "sms", "bitcoin", "file"}
+ALLOWED_SCHEMES = {"http", "https", "ftp", "mailto", "tel", "sms", "bitcoin", "file"}
 _IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpe", ".jpeg", ".jpg", ".png", ".webp")
 
 
@@ -70,7 +70,7 @@ def sanitize_url(url: str) -> str | None:
         if "@" in url and "/" not in url and ":" not in url:
             return "mailto:" + url
         return "http://" + url
-    if scheme not in _ALLOWED_SCHEMES:
+    if scheme not in ALLOWED_SCHEMES:
         return None
     if scheme in ("http", "https", "ftp") and not parts.netloc:
         return None
@@ -95,7 +95,10 @@ def relative_to_realm(url: str, realm_url: str) -> str:
 
 
 def is_image_url(url: str) -> bool:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unbalanced IPv6 bracket, for one
+        return False
     return parts.scheme in ("http", "https", "") and parts.path.lower().endswith(_IMAGE_EXTENSIONS)
 
 

@@ -19,6 +19,15 @@ from hubbub.markdown.blocks import PLACEHOLDER_RE, Stash, preprocess
 from hubbub.markdown.code import render_code_block
 from hubbub.markdown.context import RenderContext, RenderResult
 from hubbub.markdown.images import UploadPreview, image_attributes, preview_html
+from hubbub.markdown.sanitize import sanitize_html
+
+# Zulip's MAX_MESSAGE_LENGTH: longer content is cut as a send cuts it, so that no caller
+# (a preview through POST /messages/render included) renders more than a message holds.
+MAX_RENDERED_LENGTH = 10000
+TRUNCATED_SUFFIX = "\n[message truncated]"
+# The stash's placeholder delimiters; Python-Markdown (Zulip's renderer) also removes them
+# from the source, so no user text can name a stashed block.
+_MARKER_CHARS = str.maketrans("", "", "\x02\x03")
 
 _ALERT_BEFORE = set(" \n(\".,';[*`>")
 _ALERT_AFTER = set(" \n)\"?:.,';]!*`")
@@ -243,8 +252,18 @@ def find_alert_words(rendered: RenderResult, words: Sequence[str]) -> set[str]:
     return _find_alert_words(rendered.alert_text, words)
 
 
+def prepare_content(content: str) -> str:
+    """The content as the renderer reads it: placeholder delimiters removed and cut at
+    the message length limit."""
+    content = content.translate(_MARKER_CHARS)
+    if len(content) > MAX_RENDERED_LENGTH:
+        content = content[: MAX_RENDERED_LENGTH - len(TRUNCATED_SUFFIX)] + TRUNCATED_SUFFIX
+    return content
+
+
 def render_markdown(content: str, ctx: RenderContext) -> RenderResult:
     """Render a message's Markdown as Zulip 8.0 does and collect its mentions and links."""
+    content = prepare_content(content)
     result = RenderResult()
     stash = Stash()
     list_starts: dict[int, int] = {}
@@ -252,7 +271,12 @@ def render_markdown(content: str, ctx: RenderContext) -> RenderResult:
     result.alert_text = PLACEHOLDER_RE.sub(" ", text)
     result.alert_words = _find_alert_words(result.alert_text, ctx.alert_words)
     md = _engine()
-    env: dict[str, Any] = {"ctx": ctx, "result": result, "link_depth": 0}
+    env: dict[str, Any] = {
+        "ctx": ctx,
+        "result": result,
+        "link_depth": 0,
+        "tex_budget": stash.tex_budget,
+    }
     tokens = md.parse(text, env)
     for token in tokens:
         if token.type == "ordered_list_open" and token.map and token.map[0] in list_starts:
@@ -266,10 +290,10 @@ def render_markdown(content: str, ctx: RenderContext) -> RenderResult:
     html = md.renderer.render(tokens, md.options, env)
 
     def block_placeholder(m: re.Match[str]) -> str:
-        stored = stash.items[int(m.group(1))]
+        stored = stash.get(m.group(1))
         return stored if stored.startswith(("<div", "</div")) else f"<p>{stored}</p>"
 
     html = re.sub(r"<p>\x02stash(\d+)\x03</p>", block_placeholder, html)
-    html = PLACEHOLDER_RE.sub(lambda m: stash.items[int(m.group(1))], html)
-    result.html = html.rstrip("\n")
+    html = PLACEHOLDER_RE.sub(lambda m: stash.get(m.group(1)), html)
+    result.html = sanitize_html(html.rstrip("\n"))
     return result
