@@ -12,16 +12,90 @@ when used.
 Only public attributes are replaced (the protocol's ``flow`` and ``pipeline``, the
 request cycle's ``message_event``); ``tests/test_http_protocol.py`` checks each against
 the installed uvicorn.
+
+The protocol also bounds what a client may make the server hold (``HttpLimits``): uvicorn's
+httptools protocol accepts a request line and headers of any size and waits for them, and
+for a body, for ever. A request it cannot take is answered in JSON, in Zulip's error
+shape, as every other answer is, rather than with uvicorn's plain-text 400.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http
 from collections import deque
-from typing import Any, Literal, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+import orjson
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+if TYPE_CHECKING:
+    from hubbub.settings import Settings
+
+KIB = 1024
+# Longest request line target (path and query) taken: nginx's default, which Zulip
+# servers run behind, refuses one past 8 KiB; a long narrow in a query string fits.
+MAX_URL_BYTES = 16 * KIB
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """What one request may cost before it is refused (``HUBBUB_HTTP_*`` settings)."""
+
+    # The request line and headers together; the URL alone at most MAX_URL_BYTES.
+    max_head_bytes: int = 64 * KIB
+    # From a request's first byte (or the connection's opening) to its last header.
+    header_timeout: float = 30.0
+    # The longest pause in a body, while the server is ready to read it.
+    body_timeout: float = 60.0
+
+    @property
+    def max_url_bytes(self) -> int:
+        return min(MAX_URL_BYTES, self.max_head_bytes)
+
+
+def http_limits(settings: Settings) -> HttpLimits:
+    return HttpLimits(
+        max_head_bytes=settings.http_max_header_kib * KIB,
+        header_timeout=settings.http_header_timeout_seconds,
+        body_timeout=settings.http_body_timeout_seconds,
+    )
+
+
+class RequestRefused(Exception):
+    """A request the protocol answers itself, with this status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+    def response(self, default_headers: list[tuple[bytes, bytes]]) -> bytes:
+        body = orjson.dumps({"result": "error", "msg": self.message, "code": "BAD_REQUEST"})
+        phrase = http.HTTPStatus(self.status).phrase
+        lines = [f"HTTP/1.1 {self.status} {phrase}".encode()]
+        lines += [name + b": " + value for name, value in default_headers]
+        lines += [
+            b"content-type: application/json",
+            b"content-length: " + str(len(body)).encode(),
+            b"connection: close",
+        ]
+        return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+def _url_too_long(limits: HttpLimits) -> RequestRefused:
+    return RequestRefused(414, f"Request URL too long (limit: {limits.max_url_bytes} bytes)")
+
+
+def _head_too_large(limits: HttpLimits) -> RequestRefused:
+    return RequestRefused(431, f"Request headers too large (limit: {limits.max_head_bytes} bytes)")
+
+
+DEFAULT_LIMITS = HttpLimits()
+# How long a refused client's further bytes are read (and dropped) before closing.
+LINGER_SECONDS = 2.0
 
 
 class LeanEvent(asyncio.Event):
@@ -135,21 +209,147 @@ class LeanPipeline:
 
 class LeanHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's ``httptools`` protocol with the lean pieces above (``uvicorn.Config``'s
-    ``http`` option)."""
+    ``http`` option), and with ``limits`` on what a request may cost."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    # Set only on a refusal, so that a connection does not carry them otherwise.
+    _refusal: RequestRefused | None = None
+    _refused = False
+
+    def __init__(self, *args: Any, limits: HttpLimits = DEFAULT_LIMITS, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Used only as a queue (appendleft, pop, truth), typed as uvicorn's deque.
         self.pipeline = cast(deque[Any], LeanPipeline())
+        self.limits = limits
+        # Bytes received since the current head began, while it is being read; and the
+        # current request's headers as parsed (names, values and their framing).
+        self._head_bytes = 0
+        self._header_bytes = 0
+        self._reading_head = True
+        # The header or body deadline; when the body last moved (the event loop's clock).
+        self._read_timer: asyncio.TimerHandle | None = None
+        self._body_moved = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.flow = LeanFlowControl(transport)
+        # A connection that never sends a request is closed too.
+        self._arm(self.limits.header_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return  # what a refused client still sends is read and dropped
+        if self._reading_head:
+            self._head_bytes += len(data)
+        super().data_received(data)
+        # Still in the head after this chunk: every byte so far was head. (A head that
+        # ended in it was measured exactly by on_url and on_header.)
+        if (
+            self._reading_head
+            and self._head_bytes > self.limits.max_head_bytes
+            and not self.transport.is_closing()
+        ):
+            self._refuse(_head_too_large(self.limits))
+
+    def send_400_response(self, msg: str) -> None:
+        """What uvicorn calls for a request httptools refused (or a callback below)."""
+        refusal = self._refusal or RequestRefused(400, "Invalid HTTP request")
+        self._refuse(refusal)
+
+    def _refuse(self, refusal: RequestRefused) -> None:
+        """Answer and close. A client may still be sending (the rest of a huge header):
+        closing with its bytes unread would reset the connection, and the reset can
+        destroy the answer before the client reads it. So the answer ends our side, what
+        comes after is dropped, and the connection closes when the client's side ends
+        or after ``LINGER_SECONDS``, as nginx's lingering close does."""
+        if self._refused:
+            return  # answered already (a callback's refusal, then this chunk's size)
+        self._disarm()
+        self._refused = True
+        self.transport.write(refusal.response(self.server_state.default_headers))
+        if not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self.transport.write_eof()
+        self._read_timer = self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+    def eof_received(self) -> None:
+        if self._refused:
+            self.transport.close()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._reading_head = True
+        self._header_bytes = 0
+        if self._read_timer is None:
+            self._arm(self.limits.header_timeout)
+
+    def on_url(self, url: bytes) -> None:
+        super().on_url(url)
+        if len(self.url) > self.limits.max_url_bytes:
+            self._refusal = _url_too_long(self.limits)
+            raise self._refusal  # httptools stops and raises; uvicorn calls send_400_response
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        super().on_header(name, value)
+        self._header_bytes += len(name) + len(value) + 4  # ": " and CRLF
+        if len(self.url) + self._header_bytes > self.limits.max_head_bytes:
+            self._refusal = _head_too_large(self.limits)
+            raise self._refusal
 
     def on_headers_complete(self) -> None:
+        self._reading_head = False
+        self._head_bytes = 0
+        self._disarm()
         before = self.cycle
         super().on_headers_complete()
         if self.cycle is not before:
             # A new request's cycle, whose task has not run yet: nothing waits on its
             # event. (An upgrade request returns early and keeps the old cycle.)
             self.cycle.message_event = LeanEvent()
+            self._body_moved = self.loop.time()
+            self._arm(self.limits.body_timeout)
+
+    def on_body(self, body: bytes) -> None:
+        super().on_body(body)
+        self._body_moved = self.loop.time()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._disarm()
+
+    def _arm(self, delay: float) -> None:
+        self._disarm()
+        self._read_timer = self.loop.call_later(delay, self._read_timed_out)
+
+    def _disarm(self) -> None:
+        if self._read_timer is not None:
+            self._read_timer.cancel()
+            self._read_timer = None
+
+    def _read_timed_out(self) -> None:
+        self._read_timer = None
+        if self.transport.is_closing():
+            return
+        if self._reading_head:
+            if self._head_bytes == 0 and (self.cycle is None or self.cycle.response_complete):
+                self.transport.close()  # an idle connection: nothing to answer
+            else:
+                self._refuse(RequestRefused(408, "Request timed out"))
+            return
+        # Reading a body: only a pause of the client's counts, not one of the server's
+        # (reading paused while the application has not taken what came).
+        now = self.loop.time()
+        if self.flow.read_paused:
+            self._body_moved = now
+        idle = now - self._body_moved
+        if idle < self.limits.body_timeout:
+            self._arm(self.limits.body_timeout - idle)
+            return
+        if self.cycle is not None and self.cycle.response_started:
+            self.transport.close()
+        else:
+            self._refuse(RequestRefused(408, "Request timed out"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import os
 import signal
@@ -16,7 +17,7 @@ from typing import Any, NoReturn
 import uvicorn
 
 from hubbub.app import create_app
-from hubbub.http_protocol import LeanHttpToolsProtocol
+from hubbub.http_protocol import LeanHttpToolsProtocol, http_limits
 from hubbub.services import Services
 from hubbub.settings import Settings, load_settings
 
@@ -188,7 +189,9 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         # operator lists; uvicorn's default believes any client on the loopback address.
         "proxy_headers": bool(settings.trusted_proxies),
         "forwarded_allow_ips": list(settings.trusted_proxies),
-        "http": LeanHttpToolsProtocol,
+        # The protocol with hubbub's HTTP limits (a partial, so that ``--workers`` can
+        # hand it to its worker processes).
+        "http": functools.partial(LeanHttpToolsProtocol, limits=http_limits(settings)),
         # The Zulip API has no WebSocket endpoint; "auto" would import websockets (~0.8 MB).
         "ws": "none",
         # Said, not detected: HubbubApp's __call__ returns its coroutine (one frame less

@@ -105,11 +105,15 @@ def build_bus(settings: Settings, clock: Clock, redis: Redis | None) -> EventBus
             clock,
             heartbeat_seconds=settings.heartbeat_seconds,
             namespace=settings.redis_namespace,
+            max_queues_per_user=settings.max_queues_per_user,
+            max_queue_bytes=settings.max_queue_kib * 1024,
         )
     return MemoryEventBus(
         clock,
         state_file=settings.data_dir / "event_queues.json" if settings.persist_queues else None,
         heartbeat_seconds=settings.heartbeat_seconds,
+        max_queues_per_user=settings.max_queues_per_user,
+        max_queue_bytes=settings.max_queue_kib * 1024,
     )
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubbub.text_checks import check_printable
+
 # What clients without the capability see instead of the empty topic; also the name that
 # a client may type to mean the empty topic (in a send, an edit or a narrow).
 EMPTY_TOPIC_DISPLAY_NAME = "general chat"
@@ -26,6 +28,13 @@ def interpret_topic_name(topic: str) -> str:
     """A topic as a client typed it: the display name of the empty topic is the empty
     topic (Zulip's ``maybe_rename_general_chat_to_empty_topic``)."""
     return "" if topic == EMPTY_TOPIC_DISPLAY_NAME else topic
+
+
+def check_topic_characters(topic: str) -> None:
+    """Refuse a topic holding a control character (an escape sequence, a NUL), a lone
+    surrogate or a noncharacter, as Zulip's ``check_stream_topic`` does, wherever a topic
+    is stored or shown to others."""
+    check_printable(topic, "topic")
 
 
 def display_topic(topic: str, *, allow_empty: bool) -> str:

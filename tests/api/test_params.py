@@ -111,3 +111,42 @@ def test_integers_beyond_64_bits_are_invalid() -> None:
     assert error_of({"topic": "t", "data": f'{{"a": {big}}}'})[0] == "Invalid data"
     assert parse({"topic": "t", "count": str(big - 1)})["count"] == big - 1
     assert parse({"topic": "t", "ids": f"[{-big}]"})["ids"] == [-big]
+
+
+def test_deeply_nested_json_is_refused_without_recursion() -> None:
+    """Found by an attacker: 500 levels of JSON in any JSON parameter gave a 500 (a
+    recursive walk hit Python's limit, and orjson cannot serialize it back)."""
+    from hubbub.api.params import MAX_JSON_DEPTH
+
+    deep_list = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    deep_dict = '{"k":' * (MAX_JSON_DEPTH + 1) + "1" + "}" * (MAX_JSON_DEPTH + 1)
+    too_deep = f"nested too deeply (limit: {MAX_JSON_DEPTH} levels)"
+    assert error_of({"topic": "t", "ids": deep_list})[0] == f"ids is {too_deep}"
+    assert error_of({"topic": "t", "data": deep_dict})[0] == f"data is {too_deep}"
+    mixed = '{"k": [' * 400 + "]}" * 400
+    assert error_of({"topic": "t", "data": mixed})[0] == f"data is {too_deep}"
+    # Past orjson's own depth limit it is not JSON at all.
+    assert error_of({"topic": "t", "ids": "[" * 2000 + "]" * 2000})[0] == "ids is not valid JSON"
+    at_limit = '{"k":' * (MAX_JSON_DEPTH - 1) + "{}" + "}" * (MAX_JSON_DEPTH - 1)
+    assert parse({"topic": "t", "data": at_limit})["data"]["k"]["k"] is not None
+
+
+def test_nul_characters_are_refused_in_every_string() -> None:
+    """Found on PostgreSQL, which cannot store a NUL in text: several fields gave a 500."""
+    assert error_of({"topic": "a\x00b"})[0] == "Invalid character in topic, at position 2!"
+    assert error_of({"topic": "t", "note": "\x00"})[0] == "note must not contain null bytes"
+    assert error_of({"topic": "t", "data": '{"a": ["x\\u0000"]}'})[0] == (
+        "data must not contain null bytes"
+    )
+    assert error_of({"topic": "t", "data": '{"a\\u0000": 1}'})[0] == (
+        "data must not contain null bytes"
+    )
+    # Zulip's own words, inside a draft-like object, by the key holding the string.
+    assert error_of({"topic": "t", "data": '{"content": "a\\u0000"}'})[0] == (
+        "Message must not contain null bytes"
+    )
+    assert error_of({"topic": "t", "data": '{"topic": "a\\u0000"}'})[0] == (
+        "Topic must not contain null bytes"
+    )
+    # Other control characters are a matter for each field's own checks.
+    assert parse({"topic": "t", "note": "a\tb"})["note"] == "a\tb"

@@ -141,3 +141,32 @@ def test_fuzz(
                 openapi.validate(method, path, 200, response.json())
 
         run()
+
+
+@pytest.mark.parametrize("mode", ["deep", "deep_object", "nul", "oversized"])
+def test_fuzz_hostile_values(
+    mode: str, fuzz_server: HubbubServer, fuzz_session: requests.Session
+) -> None:
+    """The shapes the generated cases do not reach, through the real server and its HTTP
+    protocol: JSON nested 500 levels deep, NUL characters and oversized values in every
+    parameter of every operation at once (``tests/api/test_hostile_params.py`` runs the
+    same in-process). Every answer is JSON, none a 5xx; a GET's oversized query string
+    meets the protocol's URL bound (414)."""
+    from tests.api.test_hostile_params import MODES, _operations, _request_args
+
+    failures = []
+    for endpoint in _operations():
+        path, args = _request_args(endpoint, MODES[mode])
+        url = f"{fuzz_server.url}/api/v1{path}"
+        if endpoint.method == "GET":
+            response = fuzz_session.get(url, params=args, timeout=30)
+        else:
+            response = fuzz_session.request(endpoint.method, url, data=args, timeout=30)
+        SENT["requests"] += 1
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code >= 500 or not isinstance(body, dict) or "result" not in body:
+            failures.append((endpoint.method, endpoint.path, response.status_code, response.text))
+    assert not failures, failures[:10]

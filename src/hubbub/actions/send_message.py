@@ -12,7 +12,6 @@ Behaviour follows Zulip 10.2:
 
 from __future__ import annotations
 
-import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
 from typing import Any, NamedTuple
@@ -59,7 +58,7 @@ from hubbub.queries.render_context import load_render_context
 from hubbub.queries.streams import get_send_stream
 from hubbub.queries.user_dicts import avatar_url
 from hubbub.queries.user_settings import get_json_user_settings
-from hubbub.topic_names import LEGACY_NO_TOPIC, interpret_topic_name
+from hubbub.topic_names import LEGACY_NO_TOPIC, check_topic_characters, interpret_topic_name
 from hubbub.transaction import Tx
 
 MAX_MESSAGE_LENGTH = 10000
@@ -112,26 +111,6 @@ def normalize_content(content: str) -> str:
     return content
 
 
-# Zulip's ``check_string_is_printable``: Unicode's noncharacters are refused too.
-_NONCHARACTERS = frozenset(
-    chr(code)
-    for codes in (
-        range(0xFDD0, 0xFDF0),
-        range(0xFFFE, 0x110000, 0x10000),
-        range(0xFFFF, 0x110000, 0x10000),
-    )
-    for code in codes
-)
-
-
-def unprintable_position(text: str) -> int | None:
-    """The 1-based position of the first control, surrogate or noncharacter in ``text``."""
-    for index, char in enumerate(text):
-        if unicodedata.category(char) in ("Cc", "Cs") or char in _NONCHARACTERS:
-            return index + 1
-    return None
-
-
 def normalize_topic(realm: Realm, topic: str | None, *, no_topic_is_empty: bool = True) -> str:
     """A stream message's topic as stored: trimmed, the empty topic's display name (and,
     with ``no_topic_is_empty``, the legacy "(no topic)", feature level 370) read as the
@@ -142,9 +121,7 @@ def normalize_topic(realm: Realm, topic: str | None, *, no_topic_is_empty: bool 
     topic = interpret_topic_name(topic.strip())
     if no_topic_is_empty and topic == LEGACY_NO_TOPIC:
         topic = ""
-    position = unprintable_position(topic)
-    if position is not None:
-        raise JsonableError(f"Invalid character in topic, at position {position}!")
+    check_topic_characters(topic)
     if len(topic) > MAX_TOPIC_LENGTH:
         topic = topic[: MAX_TOPIC_LENGTH - 3] + "..."
     if realm.setting("mandatory_topics") and topic in ("", LEGACY_NO_TOPIC):

@@ -32,7 +32,7 @@ from hubbub.queries.message_dicts import (
 from hubbub.queries.messages import access_message
 from hubbub.queries.streams import access_stream_by_id, get_subscriber_ids
 from hubbub.queries.user_settings import get_typing_opt_out_ids, get_user_settings
-from hubbub.topic_names import LEGACY_NO_TOPIC, interpret_topic_name
+from hubbub.topic_names import LEGACY_NO_TOPIC, check_topic_characters, interpret_topic_name
 from hubbub.transaction import Tx
 
 MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS = 100
@@ -99,6 +99,9 @@ async def check_send_stream_typing(
     # the empty topic.
     topic = interpret_topic_name(topic.strip())
     topic = "" if topic == LEGACY_NO_TOPIC else topic
+    # Shown to the other subscribers' clients as it is: an escape sequence would reach
+    # their screens.
+    check_topic_characters(topic)
     event = {
         "type": "typing",
         "op": op,

@@ -32,6 +32,7 @@ from hubbub.queries.user_topics import (
     muted_topics_legacy,
     user_topic_dict,
 )
+from hubbub.topic_names import check_topic_characters
 from hubbub.transaction import Tx
 
 MAX_TOPIC_NAME_LENGTH = 60
@@ -112,6 +113,7 @@ async def check_set_user_topic(
             tx.conn, user, "Invalid stream ID", stream_id=stream_id
         )
     else:
+        check_topic_characters(topic_name)
         target = await access_stream_for_topic_policy(tx.conn, user, stream_id=stream_id)
     await do_set_user_topic_visibility_policy(tx, user, target, topic_name, policy, now=now)
 
@@ -130,6 +132,7 @@ async def check_update_muted_topic(
     topic, ``remove`` clears its policy (whatever it was, as in Zulip). The caller has
     checked that exactly one of ``stream_id`` and ``stream_name`` is given."""
     if op == "add":
+        check_topic_characters(topic_name)
         target = await access_stream_for_topic_policy(
             tx.conn, user, stream_id=stream_id, name=stream_name
         )

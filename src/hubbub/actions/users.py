@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-import unicodedata
 import uuid
 
 import sqlalchemy as sa
@@ -43,6 +42,7 @@ from hubbub.queries.users import (
     get_user_by_id,
     list_active_bots_owned_by,
 )
+from hubbub.text_checks import unprintable_position
 from hubbub.transaction import Tx
 
 MAX_NAME_LENGTH = 100
@@ -61,7 +61,7 @@ def check_full_name(raw: str) -> str:
         raise JsonableError("Name too long!")
     if len(name) < MIN_NAME_LENGTH:
         raise JsonableError("Name too short!")
-    if any(c in _NAME_FORBIDDEN or unicodedata.category(c) in ("Cc", "Cs") for c in name):
+    if unprintable_position(name) is not None or any(c in _NAME_FORBIDDEN for c in name):
         raise JsonableError("Invalid characters in name!")
     # "Name|15" would be ambiguous with the @**Name|15** mention syntax.
     if re.search(r"\|\d+$", name):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import os
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,12 +23,17 @@ from hubbub.errors import BadEventQueueIdError, JsonableError
 from hubbub.events.alarms import Alarms, wake_soon
 from hubbub.events.queues import (
     CREDENTIAL_RECHECK_SECONDS,
+    DEFAULT_MAX_QUEUE_BYTES,
+    DEFAULT_MAX_QUEUES_PER_USER,
     QueueSpec,
     ShapedOnce,
     heartbeat_delay,
+    queues_to_evict,
 )
 
 logger = logging.getLogger("hubbub.events")
+
+HEARTBEAT_JSON = '{"type":"heartbeat"}'
 
 
 @dataclass(frozen=True)
@@ -127,9 +133,14 @@ class _MemoryQueue:
     # Digest of the credentials last proved on this queue, and when (never saved to disk).
     credential: str | None = None
     verified_at: float = 0.0
+    # The size of each event held (its JSON), and their sum: what the queue holds.
+    sizes: deque[int] = field(default_factory=deque)
+    held_bytes: int = 0
 
-    def push(self, event: dict[str, Any]) -> None:
+    def push(self, event: dict[str, Any], size: int) -> None:
         self.events.append({**event, "id": self.next_id})
+        self.sizes.append(size)
+        self.held_bytes += size
         self.next_id += 1
         self.wake()
 
@@ -140,6 +151,7 @@ class _MemoryQueue:
     def prune(self, last_event_id: int) -> None:
         while self.events and self.events[0]["id"] <= last_event_id:
             self.events.popleft()
+            self.held_bytes -= self.sizes.popleft()
         self.pruned_through = max(self.pruned_through, last_event_id)
 
 
@@ -150,10 +162,14 @@ class MemoryEventBus:
         *,
         state_file: Path | None = None,
         heartbeat_seconds: float | None = None,
+        max_queues_per_user: int = DEFAULT_MAX_QUEUES_PER_USER,
+        max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
     ) -> None:
         self.clock = clock
         self.state_file = state_file
         self.heartbeat_seconds = heartbeat_seconds
+        self.max_queues_per_user = max_queues_per_user
+        self.max_queue_bytes = max_queue_bytes
         self._alarms = Alarms()
         self._queues: dict[str, _MemoryQueue] = {}
         self._by_user: dict[int, set[str]] = {}
@@ -179,12 +195,15 @@ class MemoryEventBus:
         try:
             saved = orjson.loads(self.state_file.read_bytes())
             for item in saved:
+                sizes = deque(len(orjson.dumps(event)) for event in item["events"])
                 queue = _MemoryQueue(
                     QueueSpec.from_dict(item["spec"]),
                     item["last_access"],
                     next_id=item["next_id"],
                     events=deque(item["events"]),
                     pruned_through=item["pruned_through"],
+                    sizes=sizes,
+                    held_bytes=sum(sizes),
                 )
                 self._add(queue)
             logger.info("restored %d event queues from %s", len(saved), self.state_file)
@@ -209,7 +228,11 @@ class MemoryEventBus:
         ]
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.state_file.with_suffix(".tmp")
-        temporary.write_bytes(orjson.dumps(saved))
+        temporary.unlink(missing_ok=True)
+        # Created readable by the server's user only: the queues hold private messages.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(orjson.dumps(saved))
         temporary.replace(self.state_file)
 
     def _add(self, queue: _MemoryQueue) -> None:
@@ -219,6 +242,11 @@ class MemoryEventBus:
             self._public.setdefault(queue.spec.realm_id, set()).add(queue.spec.queue_id)
 
     async def create_queue(self, spec: QueueSpec, now: float) -> None:
+        owned = [self._queues[q] for q in self._by_user.get(spec.user_id, ())]
+        candidates = [(q.spec.queue_id, q.waiter is None, q.last_access) for q in owned]
+        for queue_id in queues_to_evict(candidates, self.max_queues_per_user):
+            logger.info("user %d has too many event queues; removed %s", spec.user_id, queue_id)
+            await self.delete_queue(queue_id)
         self._add(_MemoryQueue(spec, now))
 
     async def get_queue(self, queue_id: str) -> QueueSpec | None:
@@ -244,10 +272,28 @@ class MemoryEventBus:
                 ]
             shapes = ShapedOnce(notice.event)
             for queue_id in queue_ids:
-                queue = self._queues[queue_id]
+                queue = self._queues.get(queue_id)
+                if queue is None:
+                    continue  # dropped as too full by an earlier notice of this publish
                 shaped = shapes.shape(queue.spec)
-                if shaped is not None:
-                    queue.push(shaped)
+                if shaped is None:
+                    continue
+                size = len(shapes.json(queue.spec) or "")
+                if queue.held_bytes + size > self.max_queue_bytes:
+                    self._drop_overfull(queue)
+                    continue
+                queue.push(shaped, size)
+
+    def _drop_overfull(self, queue: _MemoryQueue) -> None:
+        """A queue whose client has not collected its events for so long that they pass
+        the bound goes; the client's next poll gets BAD_EVENT_QUEUE_ID and registers
+        again, as it does after an idle queue expired."""
+        queue_id = queue.spec.queue_id
+        logger.info("event queue %s held over %d bytes; removed", queue_id, self.max_queue_bytes)
+        self._queues.pop(queue_id, None)
+        self._by_user.get(queue.spec.user_id, set()).discard(queue_id)
+        self._public.get(queue.spec.realm_id, set()).discard(queue_id)
+        queue.wake()
 
     async def remember_credentials(self, queue_id: str, digest: str, now: float) -> None:
         queue = self._queues.get(queue_id)
@@ -301,7 +347,7 @@ class MemoryEventBus:
         slot = self._alarms.add(waiter, self._heartbeat_delay())
         try:
             if await waiter:
-                queue.push({"type": "heartbeat"})
+                queue.push({"type": "heartbeat"}, len(HEARTBEAT_JSON))
         finally:
             self._alarms.discard(waiter, slot)
             if queue.waiter is waiter:

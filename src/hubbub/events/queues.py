@@ -15,6 +15,14 @@ from hubbub.narrow import queue_narrow_matches
 # Zulip keeps an idle queue for 10 minutes, and at most a week when asked for longer.
 DEFAULT_QUEUE_LIFESPAN_SECONDS = 600
 MAX_QUEUE_LIFESPAN_SECONDS = 7 * 24 * 3600
+# How many queues one user may hold (every tab, device and bot process has one); a new
+# registration beyond that removes the user's least recently used queue. Zulip has no
+# such bound, only its lifespans.
+DEFAULT_MAX_QUEUES_PER_USER = 20
+# What a queue may hold, as the JSON of its events not yet acknowledged: a queue whose
+# client stopped collecting passes it only after a long while, and is then removed (its
+# client, if it comes back, gets BAD_EVENT_QUEUE_ID and registers again).
+DEFAULT_MAX_QUEUE_BYTES = 4 * 1024 * 1024
 # Zulip ends a quiet long-poll with a heartbeat after 45-55 s (jittered so that many
 # clients do not reconnect in lockstep); clients give up on a poll after 90 s.
 HEARTBEAT_MIN_SECONDS = 45.0
@@ -73,6 +81,17 @@ class QueueSpec:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QueueSpec:
         return cls(**data)
+
+
+def queues_to_evict(owned: list[tuple[str, bool, float]], limit: int) -> list[str]:
+    """Which of a user's queues go so that a new one fits under ``limit``: ``owned`` is
+    (queue id, idle, last access) of each; queues without a waiting poll go first, the
+    least recently used of them first."""
+    excess = len(owned) - limit + 1
+    if excess <= 0:
+        return []
+    ordered = sorted(owned, key=lambda item: (not item[1], item[2]))
+    return [queue_id for queue_id, _, _ in ordered[:excess]]
 
 
 def heartbeat_delay(

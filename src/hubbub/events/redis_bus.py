@@ -3,8 +3,8 @@ serve any poll, and queues outlive every worker.
 
 Keys (``ns`` is the namespace, ``hubbub`` by default):
 - ``ns:q:<id>``: hash with the queue's spec (JSON), next event id, pruned-through id,
-  last access time, poll generation and the credentials last proved on it
-  (``<time>:<digest>``);
+  last access time, poll generation, the credentials last proved on it
+  (``<time>:<digest>``) and the size of the events it holds (``bytes``);
 - ``ns:qe:<id>``: list of the queue's events (JSON with their ids), oldest first;
 - ``ns:uq:<user_id>``: set of the user's queue ids (for delivery);
 - ``ns:queues``: sorted set of queue ids scored by when they expire unless used again.
@@ -30,116 +30,19 @@ from hubbub.events.alarms import Alarms, wake, wake_soon
 from hubbub.events.bus import CredentialsUnproved, Notice, credentials_fresh, pruned_error
 from hubbub.events.queues import (
     CREDENTIAL_RECHECK_SECONDS,
+    DEFAULT_MAX_QUEUE_BYTES,
+    DEFAULT_MAX_QUEUES_PER_USER,
     HEARTBEAT_JITTER_SECONDS,
     HEARTBEAT_MIN_SECONDS,
     QueueSpec,
     ShapedOnce,
     heartbeat_delay,
+    queues_to_evict,
 )
+from hubbub.events.redis_scripts import MEMBERS, POLL, PUSH, READ_WOKEN, REMEMBER
 from hubbub.redis_client import PubSub, Redis
 
 logger = logging.getLogger("hubbub.events")
-
-# Append one event to each of several queues (KEYS: the hash and event list of each, in
-# pairs; ARGV: each queue's event body without its id, which the script splices in); a
-# queue deleted meanwhile is skipped. One call for a whole fan-out: a send to 1,000
-# subscribers was 1,000 calls.
-_PUSH = """
-for i = 1, #ARGV do
-  local queue, events = KEYS[2 * i - 1], KEYS[2 * i]
-  if redis.call('EXISTS', queue) == 1 then
-    local id = redis.call('HINCRBY', queue, 'next_id', 1) - 1
-    local body = ARGV[i]
-    if body == '{}' then
-      redis.call('RPUSH', events, '{"id":' .. id .. '}')
-    else
-      redis.call('RPUSH', events, '{"id":' .. id .. ',' .. string.sub(body, 2))
-    end
-  end
-end
-return 0
-"""
-
-# A poll's one round trip (KEYS: the queue's hash, its event list, the expiry index;
-# ARGV: the acknowledged event id or '', the queue's new expiry, the queue id, the wake-up
-# channel or '' for a poll that will not wait, its announcement, the digest of the
-# credentials the queue is to vouch for or '', and the oldest time their proof may have):
-# check, before anything else, that the queue still vouches for the caller; drop the
-# events acknowledged, keep the queue alive, for a poll that may wait take a new
-# generation (a newer poll ends the older ones, on any worker) and announce it, and read
-# the events. Replies {-3} when the queue does not vouch for the credentials (nothing
-# changed: ask the database), {-2} for a missing queue, {-1} when the client is behind
-# what was pruned, else {0, generation, events}. A re-armed poll made five round trips
-# before, the credentials' check one of them. (The digests compared are SHA-256 of the
-# credentials, so the comparison's timing tells nothing usable about a key.)
-_POLL = """
-if ARGV[6] ~= '' then
-  local proof = redis.call('HGET', KEYS[1], 'cred')
-  if not proof then return {-3} end
-  local colon = string.find(proof, ':', 1, true)
-  if string.sub(proof, colon + 1) ~= ARGV[6] then return {-3} end
-  if tonumber(string.sub(proof, 1, colon - 1)) <= tonumber(ARGV[7]) then return {-3} end
-end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-2} end
-if ARGV[1] ~= '' then
-  local last = tonumber(ARGV[1])
-  local pruned = tonumber(redis.call('HGET', KEYS[1], 'pruned') or '-1')
-  if last < pruned then return {-1} end
-  while true do
-    local head = redis.call('LINDEX', KEYS[2], 0)
-    if not head then break end
-    local id = tonumber(string.match(head, '^{"id":(%-?%d+)'))
-    if id == nil or id > last then break end
-    redis.call('LPOP', KEYS[2])
-  end
-  if last > pruned then redis.call('HSET', KEYS[1], 'pruned', last) end
-end
-redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[3])
-local generation = 0
-if ARGV[4] ~= '' then
-  generation = redis.call('HINCRBY', KEYS[1], 'generation', 1)
-  redis.call('PUBLISH', ARGV[4], ARGV[5])
-end
-return {0, generation, redis.call('LRANGE', KEYS[2], 0, -1)}
-"""
-
-
-# Read the woken queues this process holds polls on, in one call (KEYS: the expiry
-# index, then each queue's hash and event list; ARGV: each queue's id and new expiry):
-# each queue's poll generation and events, or an empty reply for a deleted queue. A
-# message to 1,000 subscribers woke 1,000 polls that each read their queue in a round
-# trip of their own and then renewed its expiry in another.
-_READ_WOKEN = """
-local out = {}
-for i = 1, (#KEYS - 1) / 2 do
-  local generation = redis.call('HGET', KEYS[2 * i], 'generation')
-  if generation then
-    redis.call('ZADD', KEYS[1], 'XX', ARGV[2 * i], ARGV[2 * i - 1])
-    out[i] = {generation, redis.call('LRANGE', KEYS[2 * i + 1], 0, -1)}
-  else
-    out[i] = {}
-  end
-end
-return out
-"""
-
-# The members of several sets in one call (KEYS: the sets), as one list per set: a send
-# to 1,000 subscribers looked up their queues with 1,000 SMEMBERS, each packed and parsed
-# by the client on its own.
-_MEMBERS = """
-local out = {}
-for i = 1, #KEYS do
-  out[i] = redis.call('SMEMBERS', KEYS[i])
-end
-return out
-"""
-
-# Remember credentials only on a queue that still exists (HSET would re-create it).
-_REMEMBER = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'cred', ARGV[1])
-return 1
-"""
 
 
 class RedisEventBus:
@@ -150,17 +53,21 @@ class RedisEventBus:
         *,
         heartbeat_seconds: float | None = None,
         namespace: str = "hubbub",
+        max_queues_per_user: int = DEFAULT_MAX_QUEUES_PER_USER,
+        max_queue_bytes: int = DEFAULT_MAX_QUEUE_BYTES,
     ) -> None:
         self.redis = redis
         self.clock = clock
         self.heartbeat_seconds = heartbeat_seconds
+        self.max_queues_per_user = max_queues_per_user
+        self.max_queue_bytes = max_queue_bytes
         self._alarms = Alarms()
         self.ns = namespace
-        self._push = redis.register_script(_PUSH)
-        self._poll = redis.register_script(_POLL)
-        self._remember = redis.register_script(_REMEMBER)
-        self._read_woken = redis.register_script(_READ_WOKEN)
-        self._members = redis.register_script(_MEMBERS)
+        self._push = redis.register_script(PUSH)
+        self._poll = redis.register_script(POLL)
+        self._remember = redis.register_script(REMEMBER)
+        self._read_woken = redis.register_script(READ_WOKEN)
+        self._members = redis.register_script(MEMBERS)
         self._specs: dict[str, QueueSpec] = {}
         # Waiting polls of this process by queue: bare futures (see MemoryEventBus).
         self._waiters: dict[str, set[asyncio.Future[bool]]] = {}
@@ -234,7 +141,8 @@ class RedisEventBus:
         return f"{self._instance}{id(waiter):x}"
 
     async def _read_for_woken(self, queue_ids: list[str]) -> None:
-        """Read the woken queues for their waiting polls, all in one call (_READ_WOKEN)."""
+        """Read the woken queues for their waiting polls, all in one call
+        (``redis_scripts.READ_WOKEN``)."""
         keys = [f"{self.ns}:queues"]
         args: list[Any] = []
         now = self.clock.now()
@@ -284,11 +192,40 @@ class RedisEventBus:
                 0,
             )
             pipe.command("SADD", self._uq(spec.user_id), spec.queue_id)
+            pipe.command("SMEMBERS", self._uq(spec.user_id))
             if spec.all_public_streams:
                 pipe.command("SADD", self._pq(spec.realm_id), spec.queue_id)
             pipe.command("ZADD", f"{self.ns}:queues", now + spec.lifespan_seconds, spec.queue_id)
-            await pipe.execute()
+            replies = await pipe.execute()
         self._specs[spec.queue_id] = spec
+        others = [q.decode() for q in replies[2] if q.decode() != spec.queue_id]
+        if len(others) >= self.max_queues_per_user:
+            await self._evict(spec.user_id, others)
+
+    async def _evict(self, user_id: int, others: list[str]) -> None:
+        """Remove the user's queues beyond the bound, those used longest ago first (the
+        expiry index says when each was last used: its expiry less its lifespan)."""
+        specs = await self._load_specs(set(others))
+        stale = [q for q in others if q not in specs]
+        if stale:  # ids left in the user's set by a queue that is gone
+            await self.redis.execute_command("SREM", self._uq(user_id), *stale)
+        others = [q for q in others if q in specs]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for queue_id in others:
+                pipe.command("ZSCORE", f"{self.ns}:queues", queue_id)
+            scores = await pipe.execute() if others else []
+        owned = [
+            (q, True, float(score or 0) - specs[q].lifespan_seconds)
+            for q, score in zip(others, scores, strict=True)
+        ]
+        for queue_id in queues_to_evict(owned, self.max_queues_per_user):
+            logger.info("user %d has too many event queues; removed %s", user_id, queue_id)
+            await self._remove(queue_id)
+
+    async def _remove(self, queue_id: str) -> None:
+        """``delete_queue``, for a queue that may have gone meanwhile."""
+        with contextlib.suppress(BadEventQueueIdError):
+            await self.delete_queue(queue_id)
 
     async def get_queue(self, queue_id: str) -> QueueSpec | None:
         spec = self._specs.get(queue_id)
@@ -348,7 +285,7 @@ class RedisEventBus:
                         if q in specs and specs[q].user_id not in notice.public_stream_except
                     ]
                 keys: list[str] = []
-                bodies: list[str] = []
+                bodies: list[str | int] = [self.max_queue_bytes]
                 shapes = ShapedOnce(notice.event)
                 for queue_id in targets:
                     spec = specs.get(queue_id)
@@ -358,17 +295,31 @@ class RedisEventBus:
                     keys += (self._q(queue_id), self._qe(queue_id))
                     bodies.append(body)
                     woken.add(queue_id)
-                if bodies:
+                if keys:
                     self._push.queue(pipe, keys, bodies)
             if woken:
                 pipe.command("PUBLISH", f"{self.ns}:wake", " ".join(sorted(woken)))
-                await pipe.execute()
+                replies = await pipe.execute()
+                await self._drop_overfull(
+                    [key for reply in replies[:-1] for key in reply]  # the pushes' replies
+                )
+
+    async def _drop_overfull(self, hashes: list[bytes]) -> None:
+        """Remove the queues a push found too full (``redis_scripts.PUSH``): their clients
+        stopped collecting events long ago; if they come back, BAD_EVENT_QUEUE_ID has them
+        register again."""
+        prefix = len(self._q(""))
+        for queue_id in sorted({key.decode()[prefix:] for key in hashes}):
+            logger.info(
+                "event queue %s held over %d bytes; removed", queue_id, self.max_queue_bytes
+            )
+            await self._remove(queue_id)
 
     async def remember_credentials(self, queue_id: str, digest: str, now: float) -> None:
         await self._remember(keys=[self._q(queue_id)], args=[f"{now!r}:{digest}"])
 
     async def vouching_owner(self, queue_id: str, digest: str, now: float) -> int | None:
-        # The credentials are checked by the poll's own script call (``_POLL``), which
+        # The credentials are checked by the poll's own script call (``redis_scripts.POLL``), which
         # spares every re-armed poll a round trip; here only the queue's owner, from this
         # process's cache of specs.
         spec = self._specs.get(queue_id) or await self.get_queue(queue_id)
@@ -510,10 +461,13 @@ class RedisEventBus:
                         return [orjson.loads(raw) for raw in raws]
                 remaining = deadline - loop.time()
                 if remaining <= 0:
-                    await self._push(
+                    over = await self._push(
                         keys=[key, self._qe(queue_id)],
-                        args=[orjson.dumps({"type": "heartbeat"}).decode()],
+                        args=[self.max_queue_bytes, orjson.dumps({"type": "heartbeat"}).decode()],
                     )
+                    if over:
+                        await self._drop_overfull(over)
+                        return []
                     return await self._events(queue_id)
                 slot = self._alarms.add(waiter, remaining)
                 try:
