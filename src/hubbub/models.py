@@ -146,6 +146,10 @@ class Stream:
     message_retention_days: int | None
     can_remove_subscribers_group_id: int
     first_message_id: int | None
+    creator_id: int | None
+    is_recently_active: bool
+    # JSON text of the group-valued settings (queries/stream_permissions.py reads it).
+    permission_settings: str
 
     @classmethod
     def from_row(cls, row: Any) -> Stream:

@@ -119,9 +119,9 @@ OWNER_ONLY_GROUP_SETTINGS = frozenset(
     }
 )
 
-# The channel and user-group settings Zulip 10.2 describes in
-# ``server_supported_permission_settings``. hubbub does not implement all of them yet; they
-# are listed so that clients see the configuration a 10.2 server sends.
+# A channel's group-valued settings (feature levels 320-357), stored per stream
+# (queries/stream_permissions.py). "stream_creator_or_nobody": an anonymous group of the
+# stream's creator, or role:nobody when it has none.
 STREAM_PERMISSION_GROUP_SETTINGS: dict[str, GroupPermissionSetting] = {
     "can_add_subscribers_group": _setting(NOBODY),
     "can_administer_channel_group": _setting("stream_creator_or_nobody"),

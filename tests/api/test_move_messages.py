@@ -149,18 +149,16 @@ async def test_move_checks(env: TestEnv) -> None:
         "You don't have permission to move this message",
     )
     await set_group_setting(env, "can_move_messages_between_channels_group", "role:members")
-    async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(stream).where(stream.c.id == verona.id).values(stream_post_policy=2)
-        )
+    # The legacy parameter sets the stream's can_send_message_group (feature level 333).
+    patch = {"stream_post_policy": 2}
+    assert_success(await env.client("iago").patch(f"/streams/{verona.id}", patch))
     assert_error(
         await _edit(env, "hamlet", mid, stream_id=verona.id),
-        "Only organization administrators can send to this stream.",
+        "You do not have permission to post in this channel.",
     )
-    async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(stream).where(stream.c.id == verona.id).values(stream_post_policy=1)
-        )
+    # The legacy parameter sets the stream's can_send_message_group (feature level 333).
+    patch = {"stream_post_policy": 1}
+    assert_success(await env.client("iago").patch(f"/streams/{verona.id}", patch))
     await _set_realm(env, move_messages_between_streams_limit_seconds=60)
     await _backdate(env, [mid], 100)
     assert_error(

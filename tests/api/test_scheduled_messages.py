@@ -232,7 +232,7 @@ async def test_sending_permissions_are_checked_when_scheduling(env: TestEnv) -> 
     )
     assert_error(
         await _schedule(env, **base, to=announce.id),
-        "Only organization administrators can send to this stream.",
+        "You do not have permission to post in this channel.",
     )
     assert_success(await _schedule(env, "iago", **base, to=announce.id))
     # Guests need a subscription even for public streams.

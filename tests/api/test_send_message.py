@@ -328,7 +328,7 @@ async def test_errors_change_nothing(env: TestEnv) -> None:
 
 
 async def test_guest_and_post_policy(env: TestEnv) -> None:
-    await env.subscribe("hamlet", "Denmark")
+    denmark = await env.subscribe("hamlet", "Denmark")
     assert_error(
         await _post(env, "polonius", type="stream", to="Denmark", topic="t", content="x"),
         "Not authorized to send to stream 'Denmark'",
@@ -337,31 +337,25 @@ async def test_guest_and_post_policy(env: TestEnv) -> None:
     assert_success(
         await _post(env, "polonius", type="stream", to="Denmark", topic="t", content="x")
     )
-    async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(stream).where(stream.c.name == "Denmark").values(stream_post_policy=2)
-        )
+    patch = {"stream_post_policy": 2}
+    assert_success(await env.client("iago").patch(f"/streams/{denmark.id}", patch))
     assert_error(
         await _post(env, "hamlet", type="stream", to="Denmark", topic="t", content="x"),
-        "Only organization administrators can send to this stream.",
+        "You do not have permission to post in this channel.",
     )
     assert_success(await _post(env, "iago", type="stream", to="Denmark", topic="t", content="x"))
-    async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(stream).where(stream.c.name == "Denmark").values(stream_post_policy=4)
-        )
+    patch = {"stream_post_policy": 4}
+    assert_success(await env.client("iago").patch(f"/streams/{denmark.id}", patch))
     assert_error(
         await _post(env, "hamlet", type="stream", to="Denmark", topic="t", content="x"),
-        "Only organization administrators and moderators can send to this stream.",
+        "You do not have permission to post in this channel.",
     )
     assert_success(await _post(env, "shiva", type="stream", to="Denmark", topic="t", content="x"))
-    async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(stream).where(stream.c.name == "Denmark").values(stream_post_policy=3)
-        )
+    patch = {"stream_post_policy": 3}
+    assert_success(await env.client("iago").patch(f"/streams/{denmark.id}", patch))
     assert_error(
         await _post(env, "polonius", type="stream", to="Denmark", topic="t", content="x"),
-        "New members cannot send to this stream.",
+        "You do not have permission to post in this channel.",
     )
 
 

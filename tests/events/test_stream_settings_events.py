@@ -198,14 +198,21 @@ async def test_post_policy_changes(env: TestEnv) -> None:
             return _patcher(env, "iago", target.id, {"stream_post_policy": next(policies)})
 
         kinds = await _verify_for_all(env, make_action)
-        assert kinds["iago"] == _updates("stream_post_policy", "is_announcement_only")
+        # The legacy parameter sets can_send_message_group (feature level 333); the
+        # deprecated properties follow.
+        assert kinds["iago"] == _updates(
+            "can_send_message_group", "stream_post_policy", "is_announcement_only"
+        )
     # The legacy parameter too.
     events = await verify_action(
         env,
         env.users["hamlet"],
         _patcher(env, "iago", denmark.id, {"is_announcement_only": True}),
     )
+    async with env.services.db.read() as conn:
+        admins = await get_group_id_by_name(conn, env.realm.id, "role:administrators")
     assert [(e["property"], e["value"]) for e in events] == [
+        ("can_send_message_group", admins),
         ("stream_post_policy", 2),
         ("is_announcement_only", True),
     ]
@@ -331,6 +338,7 @@ async def test_several_changes_in_one_request(env: TestEnv) -> None:
         "message_retention_days",
         "description",
         "name",
+        "can_send_message_group",
         "stream_post_policy",
         "is_announcement_only",
     )

@@ -187,7 +187,7 @@ async def access_stream_for_move(
         raise JsonableError("You don't have permission to move this message")
     # An administrator needs a subscription to move into a private stream, as in Zulip.
     target, _sub = await access_stream_by_id(conn, user, stream_id, allow_admin=False)
-    check_stream_post_permission(user, target)
+    await check_stream_post_permission(conn, user, target)
     limit = realm.setting("move_messages_between_streams_limit_seconds")
     if not _moves_freely(user) and _past(msg, limit, now):
         raise JsonableError("The time limit for editing this message's stream has passed")

@@ -31,6 +31,7 @@ from hubbub.actions.message_recipients import (
     stream_recipient_id,
 )
 from hubbub.actions.push_notifications import enqueue_message_push
+from hubbub.actions.stream_activity import note_stream_activity
 from hubbub.db.dialects import for_name
 from hubbub.db.engine import Database
 from hubbub.db.fast import fetch_rows
@@ -45,7 +46,12 @@ from hubbub.errors import (
 from hubbub.events.queues import MESSAGE_MARK
 from hubbub.markdown import RenderContext, RenderResult, find_alert_words, render_markdown
 from hubbub.models import Realm, Stream, User
-from hubbub.permissions import WILDCARD_MENTION_THRESHOLD, user_has_permission
+from hubbub.permissions import (
+    WILDCARD_MENTION_THRESHOLD,
+    check_not_archived_target,
+    check_stream_send_permission,
+    user_has_permission,
+)
 from hubbub.queries.alert_words import alert_words_in_realm
 from hubbub.queries.message_dicts import NewMessage, new_message_dict
 from hubbub.queries.messages import (
@@ -129,17 +135,9 @@ def normalize_topic(realm: Realm, topic: str | None, *, no_topic_is_empty: bool 
     return topic
 
 
-def check_stream_post_permission(sender: User, target: Stream) -> None:
-    policy = target.stream_post_policy
-    if policy == POST_POLICY_ADMINS and not sender.is_realm_admin:
-        raise JsonableError("Only organization administrators can send to this stream.")
-    if policy == POST_POLICY_MODERATORS and not sender.is_realm_admin and not sender.is_moderator:
-        raise JsonableError(
-            "Only organization administrators and moderators can send to this stream."
-        )
-    # hubbub's waiting period for full membership is 0 days, so only guests are "new".
-    if policy == POST_POLICY_RESTRICT_NEW_MEMBERS and sender.is_guest:
-        raise JsonableError("New members cannot send to this stream.")
+async def check_stream_post_permission(conn: AsyncConnection, sender: User, target: Stream) -> None:
+    # The stream's can_send_message_group (feature level 333).
+    await check_stream_send_permission(conn, sender, target)
 
 
 class SendTarget(NamedTuple):
@@ -162,11 +160,13 @@ async def access_stream_for_send(tx: Tx, sender: User, to: int | str) -> SendTar
     read in the same statement as the stream, its recipient id."""
     found = await get_send_stream(tx.conn, sender.realm_id, to)
     if found is None:
+        await check_not_archived_target(tx.conn, sender, to)
         if isinstance(to, int):
             raise StreamIdDoesNotExistError(to)
         raise StreamDoesNotExistError(to)
     target, recipient_id, version = found
-    check_stream_post_permission(sender, target)
+    await check_stream_post_permission(tx.conn, sender, target)
+    await note_stream_activity(tx, target)
     subscribers = set(await tx.subscribers.active_ids(tx.conn, target.id, version))
     subscribed = sender.id in subscribers
     # Public streams take anyone's messages but guests'; private streams (and guests

@@ -1,8 +1,7 @@
 """Administering streams: archiving them, and the realm's set of default streams.
 
-Events follow Zulip 8.0. Archiving sends no ``subscription`` events: the subscriptions are
-simply closed, and everyone who could see the stream gets ``stream``/``delete`` (clients
-drop it from every list), preceded by ``default_streams`` when it was a default stream.
+Archiving follows Zulip 10.2: subscriptions stay (an archived stream is still listed for
+clients that can show archived streams), and no ``subscription`` events are sent.
 Default-stream changes are in ``default_streams.py``.
 """
 
@@ -12,15 +11,15 @@ import sqlalchemy as sa
 
 from hubbub.actions.default_streams import do_add_default_streams, do_remove_default_stream
 from hubbub.db.tables import stream as stream_table
-from hubbub.db.tables import subscription
 from hubbub.errors import JsonableError
+from hubbub.events.queues import CAPABILITY_FORM_MARK
 from hubbub.models import Realm, Stream, User
 from hubbub.queries.streams import (
     access_stream_by_id,
     get_default_stream_ids,
     get_subscriber_ids,
     metadata_viewer_ids,
-    stream_dict,
+    stream_delete_event,
 )
 from hubbub.queries.users import list_active_users
 from hubbub.transaction import Tx
@@ -37,25 +36,35 @@ async def check_add_default_stream(tx: Tx, acting: User, realm: Realm, stream_id
 
 
 async def do_deactivate_stream(tx: Tx, realm: Realm, target: Stream) -> None:
-    """Archive ``target``: close every subscription (deactivated users' too), drop it from the
-    default streams, mark it deactivated (its name becomes free for a new stream) and tell
-    everyone who could see it."""
+    """Archive ``target`` (Zulip 10.2): it keeps its subscriptions, leaves the default
+    streams and is marked archived (its name becomes free for a new stream). Everyone who
+    could see it is told: clients with the ``archived_channels`` capability (feature level
+    315) by a ``stream``/``update`` of ``is_archived``, the others by ``stream``/``delete``."""
+    if target.deactivated:
+        raise JsonableError("Channel is already deactivated")
     users = await list_active_users(tx.conn, realm.id)
     subscribers = await get_subscriber_ids(tx.conn, [target.id])
-    # Who could see it is decided before anything changes.
     viewers = metadata_viewer_ids(target, users, subscribers[target.id])
     was_default = target.id in await get_default_stream_ids(tx.conn, realm.id)
-    await tx.conn.execute(
-        sa.update(subscription)
-        .where(subscription.c.stream_id == target.id, subscription.c.active)
-        .values(active=False)
-    )
     await tx.conn.execute(
         sa.update(stream_table).where(stream_table.c.id == target.id).values(deactivated=True)
     )
     if was_default:
         await do_remove_default_stream(tx, realm, target)
     if viewers:
-        tx.notify(
-            realm.id, {"type": "stream", "op": "delete", "streams": [stream_dict(target)]}, viewers
-        )
+        update = {
+            "type": "stream",
+            "op": "update",
+            "stream_id": target.id,
+            "name": target.name,
+            "property": "is_archived",
+            "value": True,
+        }
+        # Each queue gets one form, by its archived_channels capability.
+        capable = {**update, CAPABILITY_FORM_MARK: ["archived_channels", True]}
+        legacy = {
+            **stream_delete_event([target.id]),
+            CAPABILITY_FORM_MARK: ["archived_channels", False],
+        }
+        tx.notify(realm.id, capable, viewers)
+        tx.notify(realm.id, legacy, viewers)

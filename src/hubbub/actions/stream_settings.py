@@ -1,5 +1,5 @@
-"""Changing a stream's settings (``PATCH /streams/{stream_id}``) and a user's personal
-subscription settings (``POST /users/me/subscriptions/properties``), with their events.
+"""Changing a stream's settings (``PATCH /streams/{stream_id}``), with their events (a
+user's own subscription settings are in ``subscription_settings.py``).
 
 Stream changes go to everyone who can see the stream, one ``stream``/``update`` event per
 changed property; a setting given its current value changes nothing and sends nothing. A
@@ -10,30 +10,39 @@ users who no longer can, as Zulip 8.0 does.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.actions.default_streams import do_add_default_streams, do_remove_default_stream
+from hubbub.actions.group_setting_values import (
+    check_group_setting_value,
+    parse_group_setting_value,
+)
 from hubbub.actions.streams import (
-    check_can_remove_subscribers_group,
     check_stream_name,
     forget_lost_subscriptions,
     parse_message_retention_days,
+    post_policy_group,
 )
 from hubbub.db.tables import stream as stream_table
-from hubbub.db.tables import subscription
 from hubbub.errors import (
     JsonableError,
     OrganizationAdminRequiredError,
     OrganizationOwnerRequiredError,
 )
-from hubbub.models import SUBSCRIPTION_SETTINGS, Realm, Stream, Subscription, User
+from hubbub.models import Realm, Stream, Subscription, User
 from hubbub.permissions import Policy, user_has_permission
+from hubbub.queries.group_settings import get_system_group_ids
+from hubbub.queries.stream_permissions import (
+    STREAM_SETTING_NAMES,
+    can_administer_stream,
+    dump_stream_settings,
+    legacy_post_policy,
+    stream_setting_values,
+)
 from hubbub.queries.streams import (
     access_stream_by_id,
     can_access_stream_metadata,
@@ -44,121 +53,40 @@ from hubbub.queries.streams import (
     get_subscriber_ids,
     get_subscription,
     metadata_viewer_ids,
+    stream_delete_event,
     stream_dict,
 )
 from hubbub.queries.users import list_active_users
+from hubbub.realm_group_settings import (
+    STREAM_PERMISSION_GROUP_SETTINGS,
+    GroupSettingValue,
+    group_setting_values_equal,
+)
 from hubbub.rendering import render_text
 from hubbub.transaction import Tx
 
-# --- personal subscription settings -------------------------------------------------------
-
-# Every setting but the colour is a boolean; in_home_view is is_muted's legacy inverse.
-_BOOLEAN_PROPERTIES = frozenset(SUBSCRIPTION_SETTINGS) - {"color"} | {"in_home_view"}
-SUBSCRIPTION_PROPERTIES = frozenset({"color", *_BOOLEAN_PROPERTIES})
-
-# Zulip accepts three to six hex digits after the "#".
-_COLOR = re.compile(r"#[0-9a-fA-F]{3,6}")
-
-
-@dataclass(frozen=True)
-class SubscriptionChange:
-    stream: Stream
-    sub: Subscription
-    property: str
-    value: str | bool
-
-
-def _check_change_shape(index: int, change: Any) -> tuple[int, str, str | bool]:
-    """One ``{stream_id, property, value}`` entry, with Zulip's validation wording."""
-    name = f"subscription_data[{index}]"
-    if not isinstance(change, dict):
-        raise JsonableError(f"{name} is not a dict")
-    for key in ("stream_id", "property", "value"):
-        if key not in change:
-            raise JsonableError(f"{key} key is missing from {name}")
-    stream_id, prop, value = change["stream_id"], change["property"], change["value"]
-    if not isinstance(stream_id, int) or isinstance(stream_id, bool):
-        raise JsonableError(f'{name}["stream_id"] is not an integer')
-    if not isinstance(prop, str):
-        raise JsonableError(f'{name}["property"] is not a string')
-    if not isinstance(value, str | bool):
-        raise JsonableError(f'{name}["value"] is not an allowed_type')
-    return stream_id, prop, value
-
-
-def _check_property_value(prop: str, value: str | bool) -> str | bool:
-    # Zulip names the property (not "value") in these messages.
-    if prop == "color":
-        if not isinstance(value, str):
-            raise JsonableError(f"{prop} is not a string")
-        if not _COLOR.fullmatch(value):
-            raise JsonableError(f"{prop} is not a valid hex color code")
-        return value
-    if not isinstance(value, bool):
-        raise JsonableError(f"{prop} is not a boolean")
-    return value
-
-
-async def check_subscription_changes(
-    conn: AsyncConnection, user: User, data: Sequence[Any]
-) -> list[SubscriptionChange]:
-    """Validate every requested change before any is made (the request is all or nothing)."""
-    shapes = [_check_change_shape(index, change) for index, change in enumerate(data)]
-    checked = []
-    for stream_id, prop, value in shapes:
-        if prop not in SUBSCRIPTION_PROPERTIES:
-            raise JsonableError(f"Unknown subscription property: {prop}")
-        # Administrators get no special access to private streams here.
-        target, sub = await access_stream_by_id(conn, user, stream_id, allow_admin=False)
-        if sub is None or not sub.active:
-            raise JsonableError(f"Not subscribed to stream id {stream_id}")
-        checked.append(SubscriptionChange(target, sub, prop, _check_property_value(prop, value)))
-    return checked
-
-
-async def do_change_subscription_property(tx: Tx, user: User, change: SubscriptionChange) -> None:
-    """Store one setting and tell the user. ``in_home_view`` is the inverse of ``is_muted``;
-    changing either sends both properties (feature level 139), ``in_home_view`` first."""
-    prop, value = change.property, change.value
-    column, stored = ("is_muted", not value) if prop == "in_home_view" else (prop, value)
-    await tx.conn.execute(
-        sa.update(subscription).where(subscription.c.id == change.sub.id).values({column: stored})
-    )
-    updates: list[tuple[str, str | bool]] = [(column, stored)]
-    if column == "is_muted":
-        updates = [("in_home_view", not stored), ("is_muted", stored)]
-    for name, event_value in updates:
-        tx.notify(
-            user.realm_id,
-            {
-                "type": "subscription",
-                "op": "update",
-                "stream_id": change.stream.id,
-                "property": name,
-                "value": event_value,
-            },
-            [user.id],
-        )
-
+CANNOT_ADMINISTER = "You do not have permission to administer this channel."
 
 # --- stream settings ----------------------------------------------------------------------
 
 
 async def access_stream_for_update(
-    conn: AsyncConnection, user: User, stream_id: int
+    conn: AsyncConnection, realm: Realm, user: User, stream_id: int
 ) -> tuple[Stream, Subscription | None]:
-    """Administrators may edit any stream (even a private one they are not subscribed to);
-    others get Zulip's errors: an unknown or invisible stream, else "must be an admin"."""
+    """The stream, for a user who may administer it: an organization administrator, or a
+    member of its ``can_administer_channel_group`` (feature level 325). Others get
+    Zulip 10.2's errors: "Invalid stream ID" unless they can read the stream."""
     found = await get_stream_by_id(conn, user.realm_id, stream_id)
     if found is None:
         raise JsonableError("Invalid stream ID")
     sub = await get_subscription(conn, user.id, stream_id)
     own = sub if sub is not None and sub.active else None
-    if user.is_realm_admin:
+    if await can_administer_stream(conn, realm, user, found):
         return found, own
-    if own is None and found.invite_only:
+    readable = found.is_web_public or own is not None or (found.is_public and not user.is_guest)
+    if not readable:
         raise JsonableError("Invalid stream ID")
-    raise OrganizationAdminRequiredError()
+    raise JsonableError(CANNOT_ADMINISTER)
 
 
 async def check_stream_name_available(
@@ -286,9 +214,7 @@ async def do_change_stream_permission(
             kept,
         )
     if lost:
-        tx.notify(
-            new.realm_id, {"type": "stream", "op": "delete", "streams": [stream_dict(new)]}, lost
-        )
+        tx.notify(new.realm_id, stream_delete_event([new.id]), lost)
         await forget_lost_subscriptions(tx, new.id, lost)
     return new
 
@@ -309,13 +235,25 @@ async def do_rename_stream(tx: Tx, target: Stream, new_name: str) -> Stream:
     return new
 
 
-async def do_change_stream_post_policy(tx: Tx, target: Stream, policy: int) -> Stream:
-    if policy == target.stream_post_policy:
-        return target
-    new = await _store(tx, target, stream_post_policy=policy)
-    await _notify_update(tx, new, "stream_post_policy", policy)
-    # Zulip still sends the legacy property (replaced in feature level 1) for old clients.
-    await _notify_update(tx, new, "is_announcement_only", policy == Policy.ADMINS_ONLY)
+async def do_change_stream_group_setting(
+    tx: Tx, target: Stream, name: str, value: GroupSettingValue
+) -> Stream:
+    """Store one group-valued setting and tell who can see the stream; a new
+    ``can_send_message_group`` also updates the deprecated ``stream_post_policy`` (and its
+    older ``is_announcement_only``) when that changes, as Zulip 10.2 does."""
+    values = stream_setting_values(target)
+    values[name] = value
+    system_ids = await get_system_group_ids(tx.conn, target.realm_id)
+    stored: dict[str, Any] = {"permission_settings": dump_stream_settings(values)}
+    policy = target.stream_post_policy
+    if name == "can_send_message_group":
+        policy = legacy_post_policy(value, system_ids)
+        stored["stream_post_policy"] = policy
+    new = await _store(tx, target, **stored)
+    await _notify_update(tx, new, name, value)
+    if policy != target.stream_post_policy:
+        await _notify_update(tx, new, "stream_post_policy", policy)
+        await _notify_update(tx, new, "is_announcement_only", policy == Policy.ADMINS_ONLY)
     return new
 
 
@@ -326,14 +264,6 @@ async def do_change_stream_message_retention_days(
         return target
     new = await _store(tx, target, message_retention_days=days)
     await _notify_update(tx, new, "message_retention_days", days)
-    return new
-
-
-async def do_change_can_remove_subscribers_group(tx: Tx, target: Stream, group_id: int) -> Stream:
-    if group_id == target.can_remove_subscribers_group_id:
-        return target
-    new = await _store(tx, target, can_remove_subscribers_group_id=group_id)
-    await _notify_update(tx, new, "can_remove_subscribers_group", group_id)
     return new
 
 
@@ -350,7 +280,38 @@ class StreamUpdate:
     stream_post_policy: int | None = None
     # Raw, as sent: "realm_default", "unlimited", "forever" or a number (JSON or not).
     message_retention_days: str | None = None
-    can_remove_subscribers_group: int | None = None
+    # Setting name -> {"new": value, "old": value (optional)}, as sent.
+    group_settings: dict[str, Any] = field(default_factory=dict)
+
+
+async def _check_group_changes(
+    tx: Tx, realm: Realm, target: Stream, update: StreamUpdate
+) -> list[tuple[str, GroupSettingValue]]:
+    """The group settings that change, checked: a given ``old`` must be the current value,
+    and a ``new`` equal to the current value changes nothing."""
+    requested = dict(update.group_settings)
+    if update.stream_post_policy is not None and "can_send_message_group" not in requested:
+        # The legacy parameter (replaced at feature level 333) names a system group.
+        requested["can_send_message_group"] = {
+            "new": await post_policy_group(tx, realm, update.stream_post_policy)
+        }
+    current = stream_setting_values(target)
+    changes: list[tuple[str, GroupSettingValue]] = []
+    for name in STREAM_SETTING_NAMES:
+        if name not in requested:
+            continue
+        new = parse_group_setting_value(requested[name].get("new"))
+        assert new is not None
+        old = parse_group_setting_value(requested[name].get("old"))
+        now = current.get(name)
+        if old is not None and (now is None or not group_setting_values_equal(old, now)):
+            raise JsonableError("'old' value does not match the expected value.")
+        if now is not None and group_setting_values_equal(new, now):
+            continue
+        config = STREAM_PERMISSION_GROUP_SETTINGS[name]
+        await check_group_setting_value(tx, realm, name, config, new)
+        changes.append((name, new))
+    return changes
 
 
 async def check_update_stream(
@@ -364,7 +325,7 @@ async def check_update_stream(
 ) -> None:
     """Check every part of the update, then apply it (the caller's transaction makes it all
     or nothing). The checks and their order follow Zulip 8.0's update_stream."""
-    target, own_sub = await access_stream_for_update(tx.conn, acting, stream_id)
+    target, _own_sub = await access_stream_for_update(tx.conn, realm, acting, stream_id)
     default_ids = await get_default_stream_ids(tx.conn, realm.id)
 
     is_private = target.invite_only if update.is_private is None else update.is_private
@@ -385,6 +346,8 @@ async def check_update_stream(
         raise JsonableError("Invalid parameters")
     if is_private and is_default:
         raise JsonableError("A default stream cannot be private.")
+    if update.is_default_stream is not None and not acting.is_realm_admin:
+        raise OrganizationAdminRequiredError()
     if update.is_private is not None:
         # Even administrators must be subscribed to change a private stream's privacy.
         await access_stream_by_id(tx.conn, acting, stream_id, allow_admin=False)
@@ -405,12 +368,7 @@ async def check_update_stream(
         if update.new_name is not None
         else None
     )
-    group_id = update.can_remove_subscribers_group
-    if group_id is not None and group_id != target.can_remove_subscribers_group_id:
-        if own_sub is None and target.invite_only:
-            # Administrators cannot change this for a private stream they are not on.
-            raise JsonableError("Invalid stream ID")
-        await check_can_remove_subscribers_group(tx.conn, realm.id, group_id)
+    group_changes = await _check_group_changes(tx, realm, target, update)
 
     if (
         update.is_private is not None
@@ -435,7 +393,5 @@ async def check_update_stream(
         target = await do_change_stream_description(tx, target, update.description)
     if new_name is not None:
         target = await do_rename_stream(tx, target, new_name)
-    if update.stream_post_policy is not None:
-        target = await do_change_stream_post_policy(tx, target, update.stream_post_policy)
-    if group_id is not None:
-        await do_change_can_remove_subscribers_group(tx, target, group_id)
+    for name, value in group_changes:
+        target = await do_change_stream_group_setting(tx, target, name, value)

@@ -12,16 +12,30 @@ import contextlib
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hubbub.actions.group_setting_values import (
+    check_group_setting_value,
+    parse_group_setting_value,
+)
 from hubbub.db.tables import stream as stream_table
 from hubbub.db.tables import subscription
 from hubbub.errors import JsonableError
 from hubbub.models import Realm, Stream, User
 from hubbub.permissions import user_has_permission
+from hubbub.queries.group_settings import get_system_group_ids
+from hubbub.queries.stream_permissions import (
+    POST_POLICY_GROUPS,
+    can_administer_stream,
+    default_stream_settings,
+    dump_stream_settings,
+    legacy_post_policy,
+    user_in_stream_setting,
+)
 from hubbub.queries.streams import (
     can_access_stream_metadata,
     get_default_stream_ids,
@@ -30,12 +44,17 @@ from hubbub.queries.streams import (
     get_subscription,
     list_user_subscriptions,
     metadata_viewer_ids,
+    stream_delete_event,
     stream_dict,
     subscriber_viewer_ids,
     subscription_dict,
 )
-from hubbub.queries.user_groups import get_group, get_group_id_by_name, is_user_in_group
 from hubbub.queries.users import list_active_users
+from hubbub.realm_group_settings import (
+    ADMINISTRATORS,
+    STREAM_PERMISSION_GROUP_SETTINGS,
+    GroupSettingValue,
+)
 from hubbub.rendering import render_text
 from hubbub.transaction import Tx
 
@@ -84,9 +103,9 @@ class StreamOptions:
     invite_only: bool = False
     is_web_public: bool = False
     history_public_to_subscribers: bool | None = None
-    stream_post_policy: int = 1
     message_retention_days: int | None = None
-    can_remove_subscribers_group_id: int | None = None
+    # Group-valued settings the request gave (checked); the others take their defaults.
+    group_settings: dict[str, GroupSettingValue] = field(default_factory=dict)
     is_default_stream: bool = False
     descriptions: dict[str, str] = field(default_factory=dict)
 
@@ -108,10 +127,12 @@ async def do_create_stream(
     *,
     description: str,
     now: float,
+    creator: User | None = None,
 ) -> Stream:
-    group_id = options.can_remove_subscribers_group_id or await get_group_id_by_name(
-        tx.conn, realm.id, "role:administrators"
-    )
+    system_ids = await get_system_group_ids(tx.conn, realm.id)
+    settings = default_stream_settings(system_ids, creator.id if creator else None)
+    settings.update(options.group_settings)
+    remove_group = settings["can_remove_subscribers_group"]
     invite_only = options.invite_only and not options.is_web_public
     result = await tx.conn.execute(
         sa.insert(stream_table).values(
@@ -125,9 +146,15 @@ async def do_create_stream(
             history_public_to_subscribers=effective_history_public(
                 invite_only, options.is_web_public, options.history_public_to_subscribers
             ),
-            stream_post_policy=options.stream_post_policy,
+            stream_post_policy=legacy_post_policy(settings["can_send_message_group"], system_ids),
             message_retention_days=options.message_retention_days,
-            can_remove_subscribers_group_id=group_id,
+            # The unread legacy column needs a group; the JSON holds the real value.
+            can_remove_subscribers_group_id=(
+                remove_group if isinstance(remove_group, int) else system_ids[ADMINISTRATORS]
+            ),
+            creator_id=creator.id if creator else None,
+            is_recently_active=True,
+            permission_settings=dump_stream_settings(settings),
         )
     )
     stream_id = int(result.inserted_primary_key[0])  # type: ignore[index]
@@ -314,7 +341,7 @@ async def _notify_removed(tx: Tx, realm: Realm, removed: list[tuple[User, Stream
         if lost:
             tx.notify(
                 realm.id,
-                {"type": "stream", "op": "delete", "streams": [stream_dict(s) for s in lost]},
+                stream_delete_event([s.id for s in lost]),
                 [user_id],
             )
             for s in lost:
@@ -339,6 +366,28 @@ def check_stream_post_policy(policy: int) -> int:
     return policy
 
 
+async def check_stream_group_settings(
+    tx: Tx, realm: Realm, values: dict[str, Any]
+) -> dict[str, GroupSettingValue]:
+    """The given group-setting values (raw parameters; None: not given), parsed and
+    checked against each setting's configuration."""
+    checked: dict[str, GroupSettingValue] = {}
+    for name, raw in values.items():
+        value = parse_group_setting_value(raw)
+        if value is None:
+            continue
+        config = STREAM_PERMISSION_GROUP_SETTINGS[name]
+        await check_group_setting_value(tx, realm, name, config, value)
+        checked[name] = value
+    return checked
+
+
+async def post_policy_group(tx: Tx, realm: Realm, policy: int) -> int:
+    """The system group a legacy ``stream_post_policy`` means (feature level 333)."""
+    system_ids = await get_system_group_ids(tx.conn, realm.id)
+    return system_ids[POST_POLICY_GROUPS[policy]]
+
+
 def parse_message_retention_days(raw: str, acting: User) -> int | None:
     """``realm_default`` → None, ``unlimited`` (``forever`` before feature level 91) → -1,
     or a positive number of days; only owners may set it, as in Zulip. The value may arrive
@@ -355,25 +404,6 @@ def parse_message_retention_days(raw: str, acting: User) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
     raise JsonableError("Bad value for 'message_retention_days': " + str(raw))
-
-
-# Zulip 8.0's GroupPermissionSetting for can_remove_subscribers_group: a system group, but
-# not role:internet, role:owners or role:nobody.
-_FORBIDDEN_GROUPS = ("role:internet", "role:owners", "role:nobody")
-
-
-async def check_can_remove_subscribers_group(
-    conn: AsyncConnection, realm_id: int, group_id: int
-) -> int:
-    group = await get_group(conn, realm_id, group_id)
-    if group is None:
-        raise JsonableError("Invalid user group")
-    setting = "can_remove_subscribers_group"
-    if not group.is_system_group:
-        raise JsonableError(f"'{setting}' must be a system user group.")
-    if group.name in _FORBIDDEN_GROUPS:
-        raise JsonableError(f"'{setting}' setting cannot be set to '{group.name}' group.")
-    return group_id
 
 
 async def check_create_stream_permission(
@@ -397,12 +427,14 @@ async def check_create_stream_permission(
         raise JsonableError("Insufficient permission")
 
 
-async def can_remove_subscribers(conn: AsyncConnection, user: User, target: Stream) -> bool:
-    if user.is_realm_admin:
+async def can_remove_subscribers(
+    conn: AsyncConnection, realm: Realm, user: User, target: Stream
+) -> bool:
+    """Removing others: administrators, the stream's administrators, or members of its
+    ``can_remove_subscribers_group`` (Zulip 10.2)."""
+    if await can_administer_stream(conn, realm, user, target):
         return True
-    return await is_user_in_group(
-        conn, user.realm_id, user.id, target.can_remove_subscribers_group_id
-    )
+    return await user_in_stream_setting(conn, realm, user, target, "can_remove_subscribers_group")
 
 
 async def notify_subscriber_activity(tx: Tx, user: User, active: bool) -> None:

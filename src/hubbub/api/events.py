@@ -31,6 +31,8 @@ CLIENT_CAPABILITIES = frozenset(
         "user_list_incomplete",
         # The empty topic as "" rather than its display name (feature level 334).
         "empty_topic_name",
+        # Archived streams listed, and archiving sent as an is_archived update (level 315).
+        "archived_channels",
     }
 )
 

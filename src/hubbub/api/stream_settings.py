@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from hubbub.actions.stream_settings import (
-    StreamUpdate,
-    check_subscription_changes,
-    check_update_stream,
-    do_change_subscription_property,
-)
+from hubbub.actions.stream_settings import StreamUpdate, check_update_stream
 from hubbub.actions.streams import (
     check_stream_description,
     check_stream_post_policy,
 )
+from hubbub.actions.subscription_settings import (
+    check_subscription_changes,
+    do_change_subscription_property,
+)
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
+from hubbub.api.realm import GroupSettingChange
 
 
 @endpoint("POST", "/users/me/subscriptions/properties")
@@ -45,8 +45,12 @@ async def update_stream(
     is_announcement_only: bool | None = None,
     message_retention_days: Annotated[str | None, Param(json=False)] = None,
     can_remove_subscribers_group: Annotated[
-        int | None, Param(aliases=("can_remove_subscribers_group_id",))
+        GroupSettingChange | int | None, Param(aliases=("can_remove_subscribers_group_id",))
     ] = None,
+    can_administer_channel_group: GroupSettingChange | None = None,
+    can_send_message_group: GroupSettingChange | None = None,
+    can_add_subscribers_group: GroupSettingChange | None = None,
+    can_subscribe_group: GroupSettingChange | None = None,
 ) -> Payload:
     """Update a stream"""
     me = req.me
@@ -64,7 +68,23 @@ async def update_stream(
         is_default_stream=is_default_stream,
         stream_post_policy=stream_post_policy,
         message_retention_days=message_retention_days,
-        can_remove_subscribers_group=can_remove_subscribers_group,
+        group_settings={
+            name: value
+            for name, value in (
+                # A bare group id is the spelling before feature level 320.
+                (
+                    "can_remove_subscribers_group",
+                    {"new": can_remove_subscribers_group}
+                    if isinstance(can_remove_subscribers_group, int)
+                    else can_remove_subscribers_group,
+                ),
+                ("can_administer_channel_group", can_administer_channel_group),
+                ("can_send_message_group", can_send_message_group),
+                ("can_add_subscribers_group", can_add_subscribers_group),
+                ("can_subscribe_group", can_subscribe_group),
+            )
+            if value is not None
+        },
     )
     async with req.services.write() as tx:
         await check_update_stream(

@@ -3,17 +3,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.actions.default_streams import do_remove_default_stream
 from hubbub.actions.stream_admin import check_add_default_stream, do_deactivate_stream
+from hubbub.actions.stream_settings import access_stream_for_update
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import PathInt
 from hubbub.errors import JsonableError, OrganizationAdminRequiredError
-from hubbub.models import Stream, User
+from hubbub.models import Realm, Stream, User
+from hubbub.queries.stream_permissions import user_in_stream_setting
 from hubbub.queries.streams import (
     access_stream_by_id,
+    can_access_stream_metadata,
     can_access_subscribers,
+    get_archived_stream,
     get_default_stream_ids,
     get_stream_by_name,
     get_subscriber_ids,
@@ -34,32 +40,60 @@ async def _subscribed_ids(conn: AsyncConnection, user_id: int) -> set[int]:
     return {sub.stream_id for sub in await list_user_subscriptions(conn, user_id) if sub.active}
 
 
+async def _has_content_access(
+    conn: AsyncConnection, realm: Realm, me: User, target: Stream, subscribed: bool
+) -> bool:
+    """Whether ``me`` may read ``target``'s messages: subscribed, a public stream (not for
+    guests), a web-public one, or a private one whose ``can_add_subscribers_group`` or
+    ``can_subscribe_group`` holds them (Zulip 10.2)."""
+    if target.is_web_public or subscribed:
+        return True
+    if me.is_guest:
+        return False
+    if target.is_public:
+        return True
+    for setting in ("can_add_subscribers_group", "can_subscribe_group"):
+        if await user_in_stream_setting(conn, realm, me, target, setting):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _StreamSources:
+    include_public: bool
+    include_web_public: bool
+    include_subscribed: bool
+    exclude_archived: bool
+    include_all: bool
+    include_owner_subscribed: bool
+    include_can_access_content: bool
+
+
 async def _select_streams(
-    conn: AsyncConnection,
-    me: User,
-    *,
-    include_public: bool,
-    include_web_public: bool,
-    include_subscribed: bool,
-    include_all_active: bool,
-    include_owner_subscribed: bool,
+    conn: AsyncConnection, me: User, realm: Realm, sources: _StreamSources
 ) -> list[Stream]:
-    """The union of the requested sources, as Zulip 8.0 computes it for GET /streams."""
-    if include_all_active and not me.is_realm_admin:
-        raise JsonableError("User not authorized for this query")
-    streams = await list_streams(conn, me.realm_id)
-    if include_all_active:
-        return streams
+    """The union of the requested sources, as Zulip 10.2 computes it for GET /streams."""
+    streams = await list_streams(conn, me.realm_id, include_archived=not sources.exclude_archived)
+    subscribed = await _subscribed_ids(conn, me.id)
+    if sources.include_all:
+        # Every stream the user can see (feature level 356).
+        return [
+            s for s in streams if can_access_stream_metadata(me, s, subscribed=s.id in subscribed)
+        ]
     wanted: set[int] = set()
-    if include_subscribed:
-        wanted |= await _subscribed_ids(conn, me.id)
+    if sources.include_subscribed:
+        wanted |= subscribed
     # Guests cannot see public streams as such, only those they subscribe to.
-    if include_public and not me.is_guest:
+    if sources.include_public and not me.is_guest:
         wanted |= {s.id for s in streams if s.is_public}
-    if include_web_public:
+    if sources.include_web_public:
         wanted |= {s.id for s in streams if s.is_web_public}
+    if sources.include_can_access_content:
+        for s in streams:
+            if await _has_content_access(conn, realm, me, s, s.id in subscribed):
+                wanted.add(s.id)
     # A bot may list its owner's streams, private ones included (Zulip lets it).
-    if include_owner_subscribed and me.is_bot and me.bot_owner_id is not None:
+    if sources.include_owner_subscribed and me.is_bot and me.bot_owner_id is not None:
         wanted |= await _subscribed_ids(conn, me.bot_owner_id)
     return [s for s in streams if s.id in wanted]
 
@@ -71,21 +105,28 @@ async def get_streams(
     include_public: bool = True,
     include_web_public: bool = False,
     include_subscribed: bool = True,
+    exclude_archived: bool = True,
+    include_all: bool = False,
     include_all_active: bool = False,
     include_default: bool = False,
     include_owner_subscribed: bool = False,
+    include_can_access_content: bool = False,
 ) -> Payload:
     """Get all streams"""
+    if include_all_active and not req.me.is_realm_admin:
+        # The name before feature level 356 keeps its administrators-only rule.
+        raise JsonableError("User not authorized for this query")
+    sources = _StreamSources(
+        include_public=include_public,
+        include_web_public=include_web_public,
+        include_subscribed=include_subscribed,
+        exclude_archived=exclude_archived,
+        include_all=include_all or include_all_active,
+        include_owner_subscribed=include_owner_subscribed,
+        include_can_access_content=include_can_access_content,
+    )
     async with req.services.db.read() as conn:
-        streams = await _select_streams(
-            conn,
-            req.me,
-            include_public=include_public,
-            include_web_public=include_web_public,
-            include_subscribed=include_subscribed,
-            include_all_active=include_all_active,
-            include_owner_subscribed=include_owner_subscribed,
-        )
+        streams = await _select_streams(conn, req.me, req.my_realm, sources)
         # include_default only marks default streams; it adds none (as Zulip).
         default_ids = (
             set(await get_default_stream_ids(conn, req.my_realm.id)) if include_default else set()
@@ -156,10 +197,18 @@ async def get_stream_topics(
 @endpoint("DELETE", "/streams/{stream_id:int}")
 async def archive_stream(req: ApiRequest, *, stream_id: PathInt) -> Payload:
     """Archive a stream"""
-    _require_admin(req.me)
     async with req.services.write() as tx:
-        # Administrators may archive any stream, private ones they are not subscribed to too.
-        target, _ = await access_stream_by_id(tx.conn, req.me, stream_id)
+        # Administrators may archive any stream, private ones they are not subscribed to
+        # too; so may the stream's own administrators (feature level 325).
+        archived = await get_archived_stream(tx.conn, req.my_realm.id, stream_id)
+        if archived is not None and req.me.is_realm_admin:
+            raise JsonableError("Channel is already deactivated")
+        target, _ = await access_stream_for_update(tx.conn, req.my_realm, req.me, stream_id)
+        if not req.me.is_realm_admin and target.id in await get_default_stream_ids(
+            tx.conn, req.my_realm.id
+        ):
+            # Only administrators change the default streams.
+            raise OrganizationAdminRequiredError()
         await do_deactivate_stream(tx, req.my_realm, target)
     return {}
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -14,19 +14,22 @@ from hubbub.actions.streams import (
     bulk_add_subscriptions,
     bulk_remove_subscriptions,
     can_remove_subscribers,
-    check_can_remove_subscribers_group,
     check_create_stream_permission,
     check_stream_description,
+    check_stream_group_settings,
     check_stream_name,
     check_stream_post_policy,
     do_create_stream,
     parse_message_retention_days,
+    post_policy_group,
 )
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
+from hubbub.api.realm import AnonymousGroup
 from hubbub.errors import JsonableError
-from hubbub.models import Stream, User
+from hubbub.models import Realm, Stream, User
 from hubbub.permissions import user_has_permission
+from hubbub.queries.stream_permissions import can_administer_stream, user_in_stream_setting
 from hubbub.queries.streams import (
     access_stream_by_id,
     access_stream_by_name,
@@ -41,6 +44,9 @@ from hubbub.queries.streams import (
 )
 from hubbub.queries.users import access_user_by_email, access_user_by_id
 from hubbub.transaction import Tx
+
+# A group-setting value as a parameter: a group id or an anonymous group.
+GroupSettingParam = int | AnonymousGroup
 
 
 async def _principal_users(
@@ -108,13 +114,36 @@ def _check_subscription_requests(
     return checked
 
 
-def _may_subscribe(user: User, target: Stream, subscribed: bool) -> bool:
-    """Whether ``user`` may add subscribers to ``target`` (themselves or others)."""
+async def _may_subscribe(
+    conn: AsyncConnection, realm: Realm, user: User, target: Stream, subscribed: bool
+) -> bool:
+    """Whether ``user`` may subscribe to ``target``: a stream they can read, or a private
+    one whose ``can_subscribe_group`` or ``can_add_subscribers_group`` holds them (feature
+    levels 342 and 357)."""
     if subscribed or user.is_realm_admin:
         return True
     if user.is_guest:
         return target.is_web_public
-    return not target.invite_only
+    if not target.invite_only:
+        return True
+    for setting in ("can_subscribe_group", "can_add_subscribers_group"):
+        if await user_in_stream_setting(conn, realm, user, target, setting):
+            return True
+    return False
+
+
+async def _may_add_others(
+    conn: AsyncConnection, realm: Realm, me: User, target: Stream, subscribed: bool
+) -> bool:
+    """Whether ``me`` may subscribe other users to ``target`` (Zulip 10.2): the stream's
+    administrators and its ``can_add_subscribers_group``, or anyone who can read it and
+    holds the organization's ``can_add_subscribers_group``."""
+    if await can_administer_stream(conn, realm, me, target):
+        return True
+    if await user_in_stream_setting(conn, realm, me, target, "can_add_subscribers_group"):
+        return True
+    readable = subscribed or (not target.invite_only and not me.is_guest)
+    return readable and await user_has_permission(conn, me, realm, "can_add_subscribers_group")
 
 
 @endpoint("POST", "/users/me/subscriptions")
@@ -129,16 +158,25 @@ async def add_subscriptions(
     is_web_public: bool = False,
     is_default_stream: bool = False,
     history_public_to_subscribers: bool | None = None,
-    stream_post_policy: int = 1,
+    stream_post_policy: int | None = None,
+    is_announcement_only: bool | None = None,
     message_retention_days: Annotated[str | None, Param(json=False)] = None,
     can_remove_subscribers_group: Annotated[
-        int | None, Param(aliases=("can_remove_subscribers_group_id",))
+        GroupSettingParam | None, Param(aliases=("can_remove_subscribers_group_id",))
     ] = None,
+    can_administer_channel_group: GroupSettingParam | None = None,
+    can_send_message_group: GroupSettingParam | None = None,
+    can_add_subscribers_group: GroupSettingParam | None = None,
+    can_subscribe_group: GroupSettingParam | None = None,
 ) -> Payload:
     """Subscribe to a stream"""
     me = req.me
     requests = _check_subscription_requests(subscriptions)
-    check_stream_post_policy(stream_post_policy)
+    if stream_post_policy is not None:
+        check_stream_post_policy(stream_post_policy)
+    if is_announcement_only is not None:
+        # The spelling before feature level 1; it wins, as in Zulip.
+        stream_post_policy = 2 if is_announcement_only else 1
     retention = (
         parse_message_retention_days(message_retention_days, me)
         if message_retention_days is not None
@@ -157,7 +195,13 @@ async def add_subscriptions(
         history_public_to_subscribers=history_public_to_subscribers,
         stream_post_policy=stream_post_policy,
         message_retention_days=retention,
-        can_remove_subscribers_group=can_remove_subscribers_group,
+        group_settings={
+            "can_remove_subscribers_group": can_remove_subscribers_group,
+            "can_administer_channel_group": can_administer_channel_group,
+            "can_send_message_group": can_send_message_group,
+            "can_add_subscribers_group": can_add_subscribers_group,
+            "can_subscribe_group": can_subscribe_group,
+        },
     )
     async with req.services.write() as tx:
         return await _add_subscriptions(req, tx, requests, options)
@@ -171,9 +215,10 @@ class _AddOptions:
     is_web_public: bool = False
     is_default_stream: bool = False
     history_public_to_subscribers: bool | None = None
-    stream_post_policy: int = 1
+    stream_post_policy: int | None = None
     message_retention_days: int | None = None
-    can_remove_subscribers_group: int | None = None
+    # Raw group-setting parameters by setting name (None: not given).
+    group_settings: dict[str, Any] = field(default_factory=dict)
 
 
 async def _add_subscriptions(
@@ -181,17 +226,12 @@ async def _add_subscriptions(
 ) -> Payload:
     me, realm = req.me, req.my_realm
     users = await _principal_users(tx.conn, me, opts.principals)
-    if any(u.id != me.id for u in users) and not await user_has_permission(
-        tx.conn, me, realm, "can_add_subscribers_group"
-    ):
-        raise JsonableError("Insufficient permission")
-    group_id = (
-        await check_can_remove_subscribers_group(
-            tx.conn, realm.id, opts.can_remove_subscribers_group
+    others = any(u.id != me.id for u in users)
+    group_settings = await check_stream_group_settings(tx, realm, opts.group_settings)
+    if opts.stream_post_policy is not None and "can_send_message_group" not in group_settings:
+        group_settings["can_send_message_group"] = await post_policy_group(
+            tx, realm, opts.stream_post_policy
         )
-        if opts.can_remove_subscribers_group is not None
-        else None
-    )
     existing: list[Stream] = []
     unauthorized: list[str] = []
     to_create: list[tuple[str, str]] = []
@@ -200,12 +240,22 @@ async def _add_subscriptions(
         if found is None:
             if all(name.lower() != n.lower() for n, _ in to_create):
                 to_create.append((name, description))
-        elif not _may_subscribe(me, found, await is_subscribed(tx.conn, me.id, found.id)):
+            continue
+        on_it = await is_subscribed(tx.conn, me.id, found.id)
+        if not await _may_subscribe(tx.conn, realm, me, found, on_it):
             unauthorized.append(found.name)
         elif found not in existing:
+            if others and not await _may_add_others(tx.conn, realm, me, found, on_it):
+                raise JsonableError("Insufficient permission")
             existing.append(found)
     if unauthorized and opts.authorization_errors_fatal:
         raise JsonableError(f"Unable to access stream ({unauthorized[0]}).")
+    if (
+        to_create
+        and others
+        and not await user_has_permission(tx.conn, me, realm, "can_add_subscribers_group")
+    ):
+        raise JsonableError("Insufficient permission")
     if to_create:
         await check_create_stream_permission(
             tx.conn,
@@ -221,14 +271,19 @@ async def _add_subscriptions(
         invite_only=opts.invite_only,
         is_web_public=opts.is_web_public,
         history_public_to_subscribers=opts.history_public_to_subscribers,
-        stream_post_policy=opts.stream_post_policy,
         message_retention_days=opts.message_retention_days,
-        can_remove_subscribers_group_id=group_id,
+        group_settings=group_settings,
         is_default_stream=opts.is_default_stream,
     )
     created = [
         await do_create_stream(
-            tx, realm, name, options, description=description, now=req.services.clock.now()
+            tx,
+            realm,
+            name,
+            options,
+            description=description,
+            now=req.services.clock.now(),
+            creator=me,
         )
         for name, description in to_create
     ]
@@ -268,7 +323,7 @@ async def _remove_subscriptions(
             streams.append(found)
     if any(u.id != me.id for u in users):
         for target in streams:
-            if not await can_remove_subscribers(tx.conn, me, target):
+            if not await can_remove_subscribers(tx.conn, realm, me, target):
                 raise JsonableError("Insufficient permission")
     removed, not_removed = await bulk_remove_subscriptions(tx, realm, streams, users)
     return {

@@ -214,6 +214,18 @@ stream = sa.Table(
         nullable=False,
     ),
     sa.Column("first_message_id", sa.Integer, nullable=True),
+    # Zulip 10.x (migration 0027). NULL for a stream of unknown creator (feature level 254).
+    # A user id without a foreign key: users are deactivated, never deleted, and SQLite can
+    # add a referencing column to an existing table only by rebuilding it.
+    sa.Column("creator_id", sa.Integer, nullable=True),
+    # Feature level 323: false once the stream has had no message for a long while.
+    sa.Column("is_recently_active", sa.Boolean, nullable=False, server_default=sa.true()),
+    # JSON object of the stream's group-valued permission settings (every one of
+    # STREAM_PERMISSION_GROUP_SETTINGS, as group ids or anonymous groups). It replaced
+    # can_remove_subscribers_group_id, which stays (unread) because SQLite cannot drop a
+    # referenced table's column without rebuilding the table; stream_post_policy now holds
+    # the deprecated value derived from can_send_message_group.
+    sa.Column("permission_settings", sa.Text, nullable=False, server_default="{}"),
     sa.Index(
         "uq_stream_realm_name_active",
         "realm_id",

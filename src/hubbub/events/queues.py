@@ -110,6 +110,9 @@ MESSAGE_MARK = "_hubbub_message"
 # "single" (one event per message, ``message_id``); each queue keeps one form, by its
 # ``bulk_message_deletion`` capability, as Zulip's per-queue expansion does.
 DELETE_FORM_MARK = "_hubbub_delete_form"
+# An event in two forms, by a client capability: ``[capability, with_it]`` goes only to
+# queues whose capability is ``with_it`` (a user group's deactivation, feature level 294).
+CAPABILITY_FORM_MARK = "_hubbub_capability_form"
 
 # Events that repeat a ``user_settings`` update for clients older than feature level 89;
 # clients that announce the ``user_settings_object`` capability do not get them.
@@ -142,6 +145,11 @@ def _shape_event(event: dict[str, Any], spec: QueueSpec) -> dict[str, Any] | Non
     ):
         # URL templates (feature level 176) are not for clients without the capability.
         return None
+    if CAPABILITY_FORM_MARK in event:
+        capability, with_it = event[CAPABILITY_FORM_MARK]
+        if bool(spec.client_capabilities.get(capability)) != with_it:
+            return None
+        return {k: v for k, v in event.items() if k != CAPABILITY_FORM_MARK}
     if DELETE_FORM_MARK in event:
         bulk = bool(spec.client_capabilities.get("bulk_message_deletion"))
         if (event[DELETE_FORM_MARK] == "bulk") != bulk:

@@ -275,7 +275,13 @@ async def fetch_initial_state(
         state["cross_realm_bots"] = []
         state.update(identity_state(me))
     state.update(
-        await fetch_stream_state(conn, me, wanted, include_subscribers=include_subscribers)
+        await fetch_stream_state(
+            conn,
+            me,
+            wanted,
+            include_subscribers=include_subscribers,
+            archived_channels=bool((client_capabilities or {}).get("archived_channels")),
+        )
     )
     ctx = StateContext(
         me=me,

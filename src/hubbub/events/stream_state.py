@@ -45,15 +45,28 @@ async def fetch_stream_state(
     wanted: Callable[[str], bool],
     *,
     include_subscribers: bool,
+    archived_channels: bool = False,
 ) -> dict[str, Any]:
+    """The stream parts of the state; archived streams only for a client with the
+    ``archived_channels`` capability (feature level 315)."""
     state: dict[str, Any] = {}
     # A queue for messages alone (a bot's ``event_types: ["message"]``) needs none of the
     # realm's streams: read them only for the state that shows them.
     with_subscriptions = wanted("subscription") or wanted("stream")
-    streams = await list_streams(conn, me.realm_id) if with_subscriptions else []
+    streams = (
+        await list_streams(conn, me.realm_id, include_archived=archived_channels)
+        if with_subscriptions
+        else []
+    )
     by_id = {s.id: s for s in streams}
     subs = (
-        [sub for sub in await list_user_subscriptions(conn, me.id) if sub.stream_id in by_id]
+        [
+            sub
+            for sub in await list_user_subscriptions(
+                conn, me.id, include_archived=archived_channels
+            )
+            if sub.stream_id in by_id
+        ]
         if with_subscriptions
         else []
     )
@@ -201,7 +214,7 @@ def _apply_stream(state: dict[str, Any], event: dict[str, Any], include_subscrib
                     entry["subscribers"] = []
                 state["never_subscribed"].append(entry)
     elif op == "delete":
-        gone = {s["stream_id"] for s in event["streams"]}
+        gone = set(event.get("stream_ids") or [s["stream_id"] for s in event["streams"]])
         for key in (*SUBSCRIPTION_LISTS, "streams"):
             if key in state:
                 state[key] = [s for s in state[key] if s["stream_id"] not in gone]

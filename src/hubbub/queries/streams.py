@@ -30,6 +30,7 @@ from hubbub.errors import JsonableError, StreamDoesNotExistError
 from hubbub.models import Stream, Subscription, User
 from hubbub.permissions import Policy
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
+from hubbub.queries.stream_permissions import stream_setting_values
 
 # The send path's reads, built once: building a statement and its cache key cost more
 # than running it (docs/architecture.md, "Hot statements are built once").
@@ -90,6 +91,20 @@ async def get_stream_by_id(conn: AsyncConnection, realm_id: int, stream_id: int)
     return Stream.from_row(row) if row else None
 
 
+async def get_archived_stream(
+    conn: AsyncConnection, realm_id: int, stream_id: int
+) -> Stream | None:
+    """The stream ``stream_id`` of the realm if it is archived (else None)."""
+    row = (
+        await conn.execute(
+            sa.select(stream).where(
+                stream.c.realm_id == realm_id, stream.c.id == stream_id, stream.c.deactivated
+            )
+        )
+    ).first()
+    return Stream.from_row(row) if row else None
+
+
 async def get_stream_by_name(conn: AsyncConnection, realm_id: int, name: str) -> Stream | None:
     """Stream names are case-insensitive, as in Zulip."""
     params = {"realm_id": realm_id, "name": name.lower()}
@@ -129,12 +144,13 @@ async def get_send_stream(conn: AsyncConnection, realm_id: int, to: int | str) -
     return SendStream(Stream.from_row(row), row["recipient_id"], version)
 
 
-async def list_streams(conn: AsyncConnection, realm_id: int) -> list[Stream]:
-    rows = await conn.execute(
-        sa.select(stream)
-        .where(stream.c.realm_id == realm_id, ~stream.c.deactivated)
-        .order_by(stream.c.id)
-    )
+async def list_streams(
+    conn: AsyncConnection, realm_id: int, *, include_archived: bool = False
+) -> list[Stream]:
+    query = sa.select(stream).where(stream.c.realm_id == realm_id).order_by(stream.c.id)
+    if not include_archived:
+        query = query.where(~stream.c.deactivated)
+    rows = await conn.execute(query)
     return [Stream.from_row(row) for row in rows]
 
 
@@ -146,14 +162,20 @@ async def get_subscription(
     return Subscription.from_row(row) if row else None
 
 
-async def list_user_subscriptions(conn: AsyncConnection, user_id: int) -> list[Subscription]:
-    """Every subscription row of the user (active or not) on streams that are not archived."""
-    rows = await conn.execute(
+async def list_user_subscriptions(
+    conn: AsyncConnection, user_id: int, *, include_archived: bool = False
+) -> list[Subscription]:
+    """Every subscription row of the user (active or not) on streams that are not archived
+    (or on every stream, with ``include_archived``)."""
+    query = (
         sa.select(subscription)
         .join(stream, stream.c.id == subscription.c.stream_id)
-        .where(subscription.c.user_profile_id == user_id, ~stream.c.deactivated)
+        .where(subscription.c.user_profile_id == user_id)
         .order_by(subscription.c.stream_id)
     )
+    if not include_archived:
+        query = query.where(~stream.c.deactivated)
+    rows = await conn.execute(query)
     return [Subscription.from_row(row) for row in rows]
 
 
@@ -240,12 +262,29 @@ def stream_dict(s: Stream, *, weekly_traffic: bool = True) -> dict[str, Any]:
         "first_message_id": s.first_message_id,
         # Deprecated since feature level 1, still sent: "only admins may post".
         "is_announcement_only": s.stream_post_policy == Policy.ADMINS_ONLY,
-        "can_remove_subscribers_group": s.can_remove_subscribers_group_id,
+        # Feature level 254: null for a stream created before creators were recorded.
+        "creator_id": s.creator_id,
+        # Feature levels 315 and 323.
+        "is_archived": s.deactivated,
+        "is_recently_active": s.is_recently_active,
     }
+    # The group-valued settings (feature levels 320-357), each an id or anonymous group.
+    result.update(stream_setting_values(s))
     if weekly_traffic:
         # No traffic statistics yet: null means "no information" (feature level 199).
         result["stream_weekly_traffic"] = None
     return result
+
+
+def stream_delete_event(stream_ids: list[int]) -> dict[str, Any]:
+    """``stream``/``delete``: ``stream_ids`` (feature level 343) beside the deprecated
+    ``streams``, which holds only the ids since then."""
+    return {
+        "type": "stream",
+        "op": "delete",
+        "streams": [{"stream_id": stream_id} for stream_id in stream_ids],
+        "stream_ids": list(stream_ids),
+    }
 
 
 def subscription_dict(
