@@ -42,6 +42,8 @@ class ErrorCode(StrEnum):
     # Feature level 217.
     INVALID_PUSH_DEVICE_TOKEN = "INVALID_PUSH_DEVICE_TOKEN"
     INVALID_REMOTE_PUSH_DEVICE_TOKEN = "INVALID_REMOTE_PUSH_DEVICE_TOKEN"
+    # Feature level 298; BAD_REQUEST before (actions/user_group_permissions.py).
+    CANNOT_DEACTIVATE_GROUP_IN_USE = "CANNOT_DEACTIVATE_GROUP_IN_USE"
 
 
 class ApiError(Exception):

@@ -891,8 +891,13 @@ async def _cause_events(env: TestEnv, t: Triggers, state: dict[str, Any]) -> Non
             {"delete": [extras]},
             causes=[("user_group", "remove_subgroups")],
         )
+        # Deactivation (feature level 290) reaches the app, which announces the
+        # include_deactivated_groups capability, as an update of ``deactivated``.
         await t.call(
-            "desdemona", "DELETE", f"/user_groups/{extras}", causes=[("user_group", "remove")]
+            "desdemona",
+            "POST",
+            f"/user_groups/{extras}/deactivate",
+            causes=[("user_group", "update")],
         )
     # Channels and subscriptions.
     await t.call(

@@ -389,8 +389,9 @@ async def test_groups_used_by_settings_cannot_be_deleted(env: TestEnv) -> None:
     )
     for group in (team, crew):
         assert_error(
-            await env.client("desdemona").delete(f"/user_groups/{group}"),
+            await env.client("desdemona").post(f"/user_groups/{group}/deactivate"),
             "Cannot deactivate user group in use.",
+            code="CANNOT_DEACTIVATE_GROUP_IN_USE",
         )
     await set_setting(env, "can_add_custom_emoji_group", await group_id(env, "role:members"))
-    assert_success(await env.client("desdemona").delete(f"/user_groups/{crew}"))
+    assert_success(await env.client("desdemona").post(f"/user_groups/{crew}/deactivate"))

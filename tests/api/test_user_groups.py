@@ -28,18 +28,38 @@ async def _create(
 
 async def test_create_and_list(env: TestEnv) -> None:
     groups = await _groups(env)
-    everyone = groups["role:everyone"]["id"]
+    everyone, nobody = groups["role:everyone"]["id"], groups["role:nobody"]["id"]
     hamlet, othello = env.users["hamlet"].id, env.users["othello"].id
     group_id = await _create(env, "players", ["othello", "hamlet"])
-    assert (await _groups(env))["players"] == {
+    listed = (await _groups(env))["players"]
+    assert isinstance(listed.pop("date_created"), int)
+    creator = {"direct_members": [hamlet], "direct_subgroups": []}
+    assert listed == {
         "id": group_id,
         "name": "players",
         "description": "The players",
         "members": sorted([hamlet, othello]),
         "direct_subgroup_ids": [],
         "is_system_group": False,
+        # Zulip 10.2's defaults: the creator manages and adds members (feature levels
+        # 283 and 305), nobody joins or removes members, anyone leaves and mentions.
+        "creator_id": hamlet,
+        "deactivated": False,
+        "can_add_members_group": creator,
+        "can_join_group": nobody,
+        "can_leave_group": everyone,
+        "can_manage_group": creator,
         "can_mention_group": everyone,
+        "can_remove_members_group": nobody,
     }
+    # System groups: no creator, and nobody for every setting.
+    system = groups["role:members"]
+    assert (system["creator_id"], system["date_created"], system["deactivated"]) == (
+        None,
+        None,
+        False,
+    )
+    assert system["can_manage_group"] == system["can_mention_group"] == nobody
     # members may be left out (Zulip 8.0 defaults it to none).
     assert_success(
         await env.client("iago").post("/user_groups/create", {"name": "empty", "description": ""})
@@ -64,7 +84,7 @@ async def test_create_errors_change_nothing(env: TestEnv) -> None:
     groups = before
     client = env.client("hamlet")
     user_group = await _create(env, "tmp", [])
-    assert_success(await env.client("desdemona").delete(f"/user_groups/{user_group}"))
+    assert_success(await env.client("desdemona").post(f"/user_groups/{user_group}/deactivate"))
     cases: list[tuple[dict[str, Any], str]] = [
         ({"name": "players"}, "User group 'players' already exists."),
         ({"name": "role:x"}, "User group name cannot start with 'role:'."),
@@ -74,19 +94,29 @@ async def test_create_errors_change_nothing(env: TestEnv) -> None:
         ({"name": "x" * 101}, "User group name cannot exceed 100 characters."),
         ({"members": [9999]}, "Invalid user ID: 9999"),
         ({"members": "[1"}, "members is not valid JSON"),
+        ({"name": " "}, "User group name can't be empty!"),
         ({"can_mention_group": 9999}, "Invalid user group"),
-        (
-            {"can_mention_group": groups["players"]["id"]},
-            "'can_mention_group' must be a system user group.",
-        ),
         (
             {"can_mention_group": groups["role:internet"]["id"]},
             "'can_mention_group' setting cannot be set to 'role:internet' group.",
         ),
         (
-            {"can_mention_group": groups["role:owners"]["id"]},
-            "'can_mention_group' setting cannot be set to 'role:owners' group.",
+            {"can_manage_group": {"direct_members": [9999], "direct_subgroups": []}},
+            "Invalid user ID: 9999",
         ),
+        (
+            {"can_join_group": {"direct_members": [], "direct_subgroups": [9999]}},
+            # One subgroup and no members stand for that group.
+            "Invalid user group",
+        ),
+        (
+            {"can_join_group": {"direct_members": [1], "direct_subgroups": [9999]}},
+            "Invalid user group ID: 9999",
+        ),
+        # A deactivated group is no value of a setting (feature level 290).
+        ({"can_leave_group": user_group}, "User group is deactivated."),
+        ({"subgroups": [user_group]}, "User group is deactivated."),
+        ({"subgroups": [9999]}, "Invalid user group ID: 9999"),
     ]
     for extra, msg in cases:
         params = {"name": "new", "description": "", "members": [], **extra}
@@ -121,9 +151,10 @@ async def test_create_and_manage_all_groups_settings(env: TestEnv) -> None:
     assert_success(await env.client("desdemona").patch(f"/user_groups/{mods}", {"name": "m"}))
     await set_group_setting(env, "can_manage_all_groups", "role:administrators")
     assert_success(await env.client("iago").patch(f"/user_groups/{mods}", {"description": "x"}))
-    # Outside the setting, a user manages the groups they belong to.
+    # Outside the setting, a group's creator manages it (can_manage_group's default).
+    assert_success(await env.client("shiva").patch(f"/user_groups/{mods}", {"description": "y"}))
     assert_error(
-        await env.client("shiva").patch(f"/user_groups/{mods}", {"description": "y"}),
+        await env.client("othello").patch(f"/user_groups/{mods}", {"description": "z"}),
         "Insufficient permission",
     )
     # Guests never create groups, even when the setting names them.
@@ -155,11 +186,16 @@ async def test_update(env: TestEnv) -> None:
         (groups["role:members"]["id"], {"name": "x"}, "Insufficient permission"),
         (group_id, {"name": "role:x"}, "User group name cannot start with 'role:'."),
         (group_id, {"name": "role:members"}, "User group name cannot start with 'role:'."),
-        (group_id, {"can_mention_group": 9999}, "Invalid user group"),
+        (group_id, {"can_mention_group": {"new": 9999}}, "Invalid user group"),
         (
             group_id,
-            {"can_mention_group": groups["role:owners"]["id"]},
-            "'can_mention_group' setting cannot be set to 'role:owners' group.",
+            {"can_mention_group": {"new": groups["role:internet"]["id"]}},
+            "'can_mention_group' setting cannot be set to 'role:internet' group.",
+        ),
+        (
+            group_id,
+            {"can_mention_group": {"new": admins, "old": groups["role:nobody"]["id"]}},
+            "'old' value does not match the expected value.",
         ),
     ]
     await _create(env, "other", [])
@@ -167,8 +203,12 @@ async def test_update(env: TestEnv) -> None:
     before = await _groups(env)
     for target, params, msg in cases:
         assert_error(await client.patch(f"/user_groups/{target}", params), msg)
-    # A member may only change groups they belong to; can_manage_all_groups (owners by
-    # default) any group.
+    # Only the creator (can_manage_group) and can_manage_all_groups (owners by default)
+    # change the group; a member does not.
+    assert_success(
+        await client.post(f"/user_groups/{group_id}/members", {"add": [env.users["othello"].id]})
+    )
+    before = await _groups(env)
     for outsider in ("othello", "shiva"):
         assert_error(
             await env.client(outsider).patch(f"/user_groups/{group_id}", {"name": "x"}),
@@ -178,25 +218,12 @@ async def test_update(env: TestEnv) -> None:
     assert_success(await env.client("desdemona").patch(f"/user_groups/{group_id}", {"name": "s"}))
 
 
-async def test_delete(env: TestEnv) -> None:
+async def test_delete_is_gone(env: TestEnv) -> None:
+    """DELETE /user_groups/{id} went at feature level 294: the path answers PATCH only."""
     group_id = await _create(env, "players", ["hamlet"])
-    outer = await _create(env, "outer", ["hamlet"])
-    assert_success(
-        await env.client("hamlet").post(f"/user_groups/{outer}/subgroups", {"add": [group_id]})
-    )
-    assert_error(
-        await env.client("othello").delete(f"/user_groups/{group_id}"), "Insufficient permission"
-    )
-    system = (await _groups(env))["role:members"]["id"]
-    assert_error(
-        await env.client("iago").delete(f"/user_groups/{system}"), "Insufficient permission"
-    )
-    assert_success(await env.client("hamlet").delete(f"/user_groups/{group_id}"))
-    groups = await _groups(env)
-    assert "players" not in groups and groups["outer"]["direct_subgroup_ids"] == []
-    assert_error(
-        await env.client("hamlet").delete(f"/user_groups/{group_id}"), "Invalid user group"
-    )
+    response = await env.client("hamlet").delete(f"/user_groups/{group_id}")
+    assert response.status_code == 405
+    assert "players" in await _groups(env)
 
 
 async def test_members(env: TestEnv) -> None:
@@ -210,7 +237,11 @@ async def test_members(env: TestEnv) -> None:
     assert body["members"] == sorted([ids["hamlet"], ids["othello"], ids["iago"]])
     before = await _groups(env)
     cases: list[tuple[dict[str, Any], str]] = [
-        ({}, 'Nothing to do. Specify at least one of "add" or "delete".'),
+        (
+            {},
+            'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or'
+            ' "delete_subgroups".',
+        ),
         ({"add": [ids["hamlet"]]}, f"User {ids['hamlet']} is already a member of this group"),
         ({"add": [9999]}, "Invalid user ID: 9999"),
         ({"delete": [ids["shiva"]]}, f"There is no member '{ids['shiva']}' in this user group"),

@@ -47,7 +47,10 @@ async def test_create_sends_add_to_everyone(env: TestEnv) -> None:
             num_events=1,
         )
     ids = await _group_ids(env)
-    assert _without_id(events[0]) == {
+    event = _without_id(events[0])
+    assert isinstance(event["group"].pop("date_created"), int)
+    creator = {"direct_members": [hamlet.id], "direct_subgroups": []}
+    assert event == {
         "type": "user_group",
         "op": "add",
         "group": {
@@ -57,7 +60,14 @@ async def test_create_sends_add_to_everyone(env: TestEnv) -> None:
             "members": [hamlet.id],
             "direct_subgroup_ids": [],
             "is_system_group": False,
+            "creator_id": hamlet.id,
+            "deactivated": False,
+            "can_add_members_group": creator,
+            "can_join_group": ids["role:nobody"],
+            "can_leave_group": ids["role:everyone"],
+            "can_manage_group": creator,
             "can_mention_group": ids["role:everyone"],
+            "can_remove_members_group": ids["role:nobody"],
         },
     }
 
@@ -65,18 +75,25 @@ async def test_create_sends_add_to_everyone(env: TestEnv) -> None:
 async def test_update_sends_one_event_per_property(env: TestEnv) -> None:
     group_id = await _create(env, "players", ["hamlet"])
     admins = (await _group_ids(env))["role:administrators"]
-    params = {"name": "actors", "description": "New", "can_mention_group": admins}
+    anonymous = {"direct_members": [env.users["othello"].id], "direct_subgroups": [admins]}
+    params = {
+        "name": "actors",
+        "description": "New",
+        "can_mention_group": {"new": admins},
+        "can_join_group": {"new": anonymous},
+    }
     events = await verify_action(
         env,
         env.users["othello"],
         _call(env, "patch", f"/user_groups/{group_id}", params),
-        num_events=3,
+        num_events=4,
     )
     assert [_without_id(e) for e in events] == [
         {"type": "user_group", "op": "update", "group_id": group_id, "data": {key: value}}
         for key, value in [
             ("name", "actors"),
             ("description", "New"),
+            ("can_join_group", anonymous),
             ("can_mention_group", admins),
         ]
     ]
@@ -118,7 +135,7 @@ async def test_members_events(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["polonius"],
-        _call(env, "post", path, {"delete": [ids["othello"]]}, user="shiva"),
+        _call(env, "post", path, {"delete": [ids["othello"]]}),
         num_events=1,
     )
 
@@ -153,20 +170,68 @@ async def test_subgroup_events(env: TestEnv) -> None:
     }
 
 
-async def test_delete_events(env: TestEnv) -> None:
+async def test_deactivation_events(env: TestEnv) -> None:
+    """Feature level 294: a client with include_deactivated_groups sees the group's
+    ``deactivated`` change; the others see it removed."""
     a = await _create(env, "a", ["hamlet"])
     b = await _create(env, "b", ["hamlet"])
-    await _call(env, "post", f"/user_groups/{a}/subgroups", {"add": [b]})()
+    c = await _create(env, "c", ["hamlet"])
     events = await verify_action(
-        env, env.users["othello"], _call(env, "delete", f"/user_groups/{b}"), num_events=2
+        env,
+        env.users["othello"],
+        _call(env, "post", f"/user_groups/{b}/deactivate"),
+        num_events=1,
+        client_capabilities={"include_deactivated_groups": True},
     )
-    assert [_without_id(e) for e in events] == [
-        {"type": "user_group", "op": "remove_subgroups", "group_id": a, "direct_subgroup_ids": [b]},
-        {"type": "user_group", "op": "remove", "group_id": b},
-    ]
+    assert _without_id(events[0]) == {
+        "type": "user_group",
+        "op": "update",
+        "group_id": b,
+        "data": {"deactivated": True},
+    }
+    events = await verify_action(
+        env, env.users["othello"], _call(env, "post", f"/user_groups/{c}/deactivate"), num_events=1
+    )
+    assert _without_id(events[0]) == {"type": "user_group", "op": "remove", "group_id": c}
+    # A deactivated group may still be renamed (feature level 340): clients that keep
+    # deactivated groups follow the change.
     await verify_action(
-        env, env.users["othello"], _call(env, "delete", f"/user_groups/{a}"), num_events=1
+        env,
+        env.users["othello"],
+        _call(env, "patch", f"/user_groups/{b}", {"name": "old b"}),
+        num_events=1,
+        client_capabilities={"include_deactivated_groups": True},
     )
+    await verify_action(
+        env, env.users["iago"], _call(env, "post", f"/user_groups/{a}/deactivate"), num_events=1
+    )
+
+
+async def test_members_endpoint_subgroup_events(env: TestEnv) -> None:
+    """Feature level 311: /members adds and removes subgroups too."""
+    a = await _create(env, "a", ["hamlet"])
+    b = await _create(env, "b", [])
+    path = f"/user_groups/{a}/members"
+    ids = {name: user.id for name, user in env.users.items()}
+    events = await verify_action(
+        env,
+        env.users["othello"],
+        _call(env, "post", path, {"add": [ids["othello"]], "add_subgroups": [b]}),
+        num_events=2,
+    )
+    assert [e["op"] for e in events] == ["add_members", "add_subgroups"]
+    events = await verify_action(
+        env,
+        env.users["othello"],
+        _call(env, "post", path, {"delete_subgroups": [b]}),
+        num_events=1,
+    )
+    assert _without_id(events[0]) == {
+        "type": "user_group",
+        "op": "remove_subgroups",
+        "group_id": a,
+        "direct_subgroup_ids": [b],
+    }
 
 
 async def test_queues_without_user_groups(env: TestEnv) -> None:

@@ -1,6 +1,8 @@
 """The per-recipient flags that a message's content decides: mentions by name, through a
 group, stream-wide and topic wildcards, and alert words. Sending sets them; a content edit
-recomputes them (``actions/edit_content.py``)."""
+recomputes them (``actions/edit_content.py``). A send that mentions a group (not silently)
+needs the sender to be in the group's ``can_mention_group`` (a group-setting value since
+feature level 258)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from hubbub.actions.user_group_permissions import user_in_group_setting
 from hubbub.db.tables import message
+from hubbub.errors import JsonableError
 from hubbub.markdown import RenderResult
 from hubbub.queries.messages import (
     GROUP_MENTIONED,
@@ -18,7 +22,9 @@ from hubbub.queries.messages import (
     STREAM_WILDCARD_MENTIONED,
     TOPIC_WILDCARD_MENTIONED,
 )
-from hubbub.queries.user_groups import get_group_member_ids
+from hubbub.queries.realms import get_realm_by_id
+from hubbub.queries.user_groups import get_group, get_group_member_ids, get_group_settings
+from hubbub.queries.users import get_user_by_id
 from hubbub.transaction import Tx
 
 # Every bit this module decides; the others (read, starred, historical, ...) are not its.
@@ -99,6 +105,10 @@ async def get_mention_targets(
     """``stream_recipient`` is the (recipient id, topic) of a stream message, whose topic
     wildcard reaches the topic's participants; None for direct messages.
     ``new_sender_id``: the sender of a message not written yet, a participant too."""
+    if new_sender_id is not None and rendered.mentioned_group_ids:
+        await check_group_mentions_allowed(
+            tx, realm_id, new_sender_id, sorted(rendered.mentioned_group_ids)
+        )
     members: set[int] = set()
     for group_id in rendered.mentioned_group_ids:
         members.update(await get_group_member_ids(tx.conn, realm_id, group_id))
@@ -108,3 +118,20 @@ async def get_mention_targets(
         if new_sender_id is not None:
             participants.add(new_sender_id)
     return MentionTargets(rendered, frozenset(members), frozenset(participants), alert_words)
+
+
+async def check_group_mentions_allowed(
+    tx: Tx, realm_id: int, sender_id: int, group_ids: list[int]
+) -> None:
+    """Refuse a message whose sender may not mention one of the groups it mentions
+    (Zulip's check_user_group_mention_allowed: membership of ``can_mention_group``)."""
+    sender = await get_user_by_id(tx.conn, realm_id, sender_id)
+    realm = await get_realm_by_id(tx.conn, realm_id)
+    assert sender is not None and realm is not None
+    for group_id in group_ids:
+        group = await get_group(tx.conn, realm_id, group_id)
+        if group is None:
+            continue
+        value = (await get_group_settings(tx.conn, group))["can_mention_group"]
+        if not await user_in_group_setting(tx.conn, realm, sender, "can_mention_group", value):
+            raise JsonableError(f"You are not allowed to mention user group '{group.name}'.")

@@ -33,6 +33,8 @@ CLIENT_CAPABILITIES = frozenset(
         "empty_topic_name",
         # Archived streams listed, and archiving sent as an is_archived update (level 315).
         "archived_channels",
+        # Deactivated user groups in realm_user_groups and their events (level 294).
+        "include_deactivated_groups",
     }
 )
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from hubbub.actions.user_groups import (
+from hubbub.actions.group_setting_values import parse_group_setting_value
+from hubbub.actions.user_group_edit import (
     check_create_user_group,
-    check_delete_user_group,
-    check_member_or_admin,
+    check_deactivate_user_group,
     check_update_group_members,
     check_update_subgroups,
     check_update_user_group,
 )
+from hubbub.actions.user_groups import check_member_or_admin
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
+from hubbub.api.realm import AnonymousGroup, GroupSettingChange
 from hubbub.queries.user_groups import (
     access_group_by_id,
     get_group_member_ids,
@@ -22,9 +24,28 @@ from hubbub.queries.user_groups import (
     is_user_in_group,
 )
 from hubbub.queries.users import access_user_by_id
+from hubbub.realm_group_settings import GroupSettingValue
 
-# Named ``can_mention_group_id`` between feature levels 191 and 197.
-MentionGroup = Annotated[int | None, Param(aliases=("can_mention_group_id",))]
+# A group-setting value at creation: a group id or an anonymous group. The mention
+# setting was named ``can_mention_group_id`` between feature levels 191 and 197.
+SettingValue = int | AnonymousGroup
+MentionValue = Annotated[SettingValue | None, Param(aliases=("can_mention_group_id",))]
+# A change of one (feature level 258 onwards): ``{"new", "old"}``. A bare value is taken as
+# ``new`` for clients older than that, which sent the mention group's id alone.
+SettingChange = GroupSettingChange | int
+MentionChange = Annotated[SettingChange | None, Param(aliases=("can_mention_group_id",))]
+
+
+def _value(value: SettingValue) -> GroupSettingValue:
+    parsed = parse_group_setting_value(value)
+    assert parsed is not None
+    return parsed
+
+
+def _change(change: SettingChange) -> tuple[GroupSettingValue, GroupSettingValue | None]:
+    if isinstance(change, int):
+        return change, None
+    return _value(change["new"]), parse_group_setting_value(change.get("old"))
 
 
 @endpoint("POST", "/user_groups/create")
@@ -33,11 +54,26 @@ async def create_user_group(
     *,
     name: str,
     description: str,
-    # Required by the document, but Zulip 8.0's code defaults it to no members.
+    # Required by the document, but Zulip's code defaults it to no members.
     members: list[int] | None = None,
-    can_mention_group: MentionGroup = None,
+    # Feature level 311.
+    subgroups: list[int] | None = None,
+    can_add_members_group: SettingValue | None = None,
+    can_join_group: SettingValue | None = None,
+    can_leave_group: SettingValue | None = None,
+    can_manage_group: SettingValue | None = None,
+    can_mention_group: MentionValue = None,
+    can_remove_members_group: SettingValue | None = None,
 ) -> Payload:
     """Create a user group"""
+    given = {
+        "can_add_members_group": can_add_members_group,
+        "can_join_group": can_join_group,
+        "can_leave_group": can_leave_group,
+        "can_manage_group": can_manage_group,
+        "can_mention_group": can_mention_group,
+        "can_remove_members_group": can_remove_members_group,
+    }
     async with req.services.write() as tx:
         await check_create_user_group(
             tx,
@@ -46,17 +82,23 @@ async def create_user_group(
             name=name,
             description=description,
             members=members or [],
-            can_mention_group_id=can_mention_group,
+            subgroups=subgroups or [],
+            settings={k: _value(v) for k, v in given.items() if v is not None},
+            now=req.services.clock.now(),
         )
     return {}
 
 
 @endpoint("GET", "/user_groups")
-async def get_user_groups(req: ApiRequest) -> Payload:
+async def get_user_groups(req: ApiRequest, *, include_deactivated_groups: bool = False) -> Payload:
     """Get user groups"""
     check_member_or_admin(req.me)
     async with req.services.db.read() as conn:
-        return {"user_groups": await req.services.people.groups(conn, req.me.realm_id)}
+        groups = await req.services.people.groups(conn, req.me.realm_id)
+    if not include_deactivated_groups:
+        # Feature level 294: deactivated groups only when asked for.
+        groups = [g for g in groups if not g["deactivated"]]
+    return {"user_groups": groups}
 
 
 @endpoint("PATCH", "/user_groups/{user_group_id:int}")
@@ -67,9 +109,22 @@ async def update_user_group(
     # Both optional since feature level 165.
     name: str | None = None,
     description: str | None = None,
-    can_mention_group: MentionGroup = None,
+    can_add_members_group: SettingChange | None = None,
+    can_join_group: SettingChange | None = None,
+    can_leave_group: SettingChange | None = None,
+    can_manage_group: SettingChange | None = None,
+    can_mention_group: MentionChange = None,
+    can_remove_members_group: SettingChange | None = None,
 ) -> Payload:
     """Update a user group"""
+    given = {
+        "can_add_members_group": can_add_members_group,
+        "can_join_group": can_join_group,
+        "can_leave_group": can_leave_group,
+        "can_manage_group": can_manage_group,
+        "can_mention_group": can_mention_group,
+        "can_remove_members_group": can_remove_members_group,
+    }
     async with req.services.write() as tx:
         await check_update_user_group(
             tx,
@@ -78,16 +133,17 @@ async def update_user_group(
             user_group_id,
             name=name,
             description=description,
-            can_mention_group_id=can_mention_group,
+            settings={k: _change(v) for k, v in given.items() if v is not None},
         )
     return {}
 
 
-@endpoint("DELETE", "/user_groups/{user_group_id:int}")
-async def remove_user_group(req: ApiRequest, *, user_group_id: PathInt) -> Payload:
-    """Delete a user group"""
+# DELETE /user_groups/{id} went at feature level 294: groups are deactivated instead.
+@endpoint("POST", "/user_groups/{user_group_id:int}/deactivate")
+async def deactivate_user_group(req: ApiRequest, *, user_group_id: PathInt) -> Payload:
+    """Deactivate a user group"""
     async with req.services.write() as tx:
-        await check_delete_user_group(tx, req.me, req.my_realm, user_group_id)
+        await check_deactivate_user_group(tx, req.me, req.my_realm, user_group_id)
     return {}
 
 
@@ -98,11 +154,21 @@ async def update_user_group_members(
     user_group_id: PathInt,
     delete: list[int] | None = None,
     add: list[int] | None = None,
+    # Feature level 311.
+    delete_subgroups: list[int] | None = None,
+    add_subgroups: list[int] | None = None,
 ) -> Payload:
     """Update user group members"""
     async with req.services.write() as tx:
         await check_update_group_members(
-            tx, req.me, req.my_realm, user_group_id, add=add or [], delete=delete or []
+            tx,
+            req.me,
+            req.my_realm,
+            user_group_id,
+            add=add or [],
+            delete=delete or [],
+            add_subgroups=add_subgroups or [],
+            delete_subgroups=delete_subgroups or [],
         )
     return {}
 

@@ -156,12 +156,22 @@ user_group = sa.Table(
     sa.Column("description", sa.Text, nullable=False, server_default=""),
     # System groups ("role:members", ...) follow user roles and cannot be edited by users.
     sa.Column("is_system_group", sa.Boolean, nullable=False, server_default=sa.false()),
-    # Who may mention this group; NULL only while the realm's system groups are being made.
+    # Unused since migration 0028 (always NULL; can_mention_group lives in ``settings``):
+    # SQLite cannot drop a column under a foreign key without rebuilding the table.
     sa.Column(
         "can_mention_group_id",
         sa.ForeignKey("user_group.id", ondelete="RESTRICT"),
         nullable=True,
     ),
+    # Who created the group (feature level 292); NULL for system groups and for groups
+    # made before migration 0028. No foreign key: users are deactivated, never deleted.
+    sa.Column("creator_id", sa.Integer, nullable=True),
+    sa.Column("date_created", sa.Double, nullable=True),
+    # Deactivated groups (feature level 290) keep their rows, name and members.
+    sa.Column("deactivated", sa.Boolean, nullable=False, server_default=sa.false()),
+    # The group's group-valued permission settings, JSON: setting name -> a group id or
+    # an anonymous group {"direct_members": [...], "direct_subgroups": [...]}.
+    sa.Column("settings", sa.Text, nullable=False, server_default="{}"),
     sa.UniqueConstraint("realm_id", "name"),
 )
 

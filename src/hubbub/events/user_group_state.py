@@ -1,4 +1,8 @@
-"""``realm_user_groups`` in /register state and how ``user_group`` events update it."""
+"""``realm_user_groups`` in /register state and how ``user_group`` events update it.
+
+Deactivated groups (feature level 290) are in the list only for clients with the
+``include_deactivated_groups`` capability (feature level 294); the others learn of a
+deactivation as the group's removal (``actions/user_group_edit.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,10 @@ from hubbub.events.context import StateContext
 
 async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:
     if ctx.wanted("realm_user_groups") or ctx.wanted("user_group"):
-        return {"realm_user_groups": await ctx.people.groups(conn, ctx.me.realm_id)}
+        groups = await ctx.people.groups(conn, ctx.me.realm_id)
+        if not ctx.client_capabilities.get("include_deactivated_groups"):
+            groups = [g for g in groups if not g["deactivated"]]
+        return {"realm_user_groups": groups}
     return {}
 
 

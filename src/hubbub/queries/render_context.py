@@ -121,7 +121,10 @@ async def load_render_context(
             MentionableGroup(id=r.id, name=r.name)
             for r in await conn.execute(
                 sa.select(user_group.c.id, user_group.c.name).where(
-                    user_group.c.realm_id == realm.id, ~user_group.c.is_system_group
+                    user_group.c.realm_id == realm.id,
+                    ~user_group.c.is_system_group,
+                    # Deactivated groups cannot be mentioned (feature level 290).
+                    ~user_group.c.deactivated,
                 )
             )
         ]

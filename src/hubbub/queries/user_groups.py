@@ -1,15 +1,20 @@
-"""Reading user groups: ids by name, membership through subgroups, /register's list."""
+"""Reading user groups: ids by name, membership through subgroups, /register's list, and
+each group's group-valued permission settings (Zulip 10.2)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.fast import fetch_rows, named
 from hubbub.db.tables import group_group_membership, user_group, user_group_membership
+from hubbub.db.tables import user_profile as user_table
 from hubbub.errors import JsonableError
+from hubbub.realm_group_settings import GROUP_PERMISSION_SETTINGS, GroupSettingValue
 
 # Statements every /register runs, built once (named parameters); see get_user_group_dicts.
 _REALM: sa.BindParameter[int] = sa.bindparam("realm_id", type_=sa.Integer)
@@ -98,7 +103,9 @@ async def is_user_in_group(
 
 
 async def get_user_group_dicts(conn: AsyncConnection, realm_id: int) -> list[dict[str, Any]]:
-    """``realm_user_groups`` of /register: direct members and direct subgroups.
+    """``realm_user_groups`` of /register, deactivated groups included (callers leave them
+    out for clients without ``include_deactivated_groups``): direct members and direct
+    subgroups.
 
     The system groups alone hold ~3 memberships per user (everyone, members, full
     members): 3,000 rows on a 1,000-user realm, read at every /register. They are read
@@ -113,18 +120,112 @@ async def get_user_group_dicts(conn: AsyncConnection, realm_id: int) -> list[dic
     subgroups: dict[int, list[int]] = {g["id"]: [] for g in groups}
     for sup, sub in sorted(await _subgroup_links(conn, realm_id)):
         subgroups[sup].append(sub)
+    system_ids = {g["name"]: g["id"] for g in groups if g["is_system_group"]}
+    settings = {g["id"]: group_settings(g, system_ids) for g in groups}
+    active = await _active_anonymous_members(conn, realm_id, settings.values())
     return [
-        {
-            "id": g["id"],
-            "name": g["name"],
-            "description": g["description"],
-            "members": members[g["id"]],
-            "direct_subgroup_ids": subgroups[g["id"]],
-            "is_system_group": g["is_system_group"],
-            "can_mention_group": g["can_mention_group_id"],
-        }
+        _group_dict(g, members[g["id"]], subgroups[g["id"]], settings[g["id"]], active)
         for g in groups
     ]
+
+
+def _group_dict(
+    group: Mapping[Any, Any],
+    members: list[int],
+    subgroups: list[int],
+    settings: dict[str, GroupSettingValue],
+    active: set[int],
+) -> dict[str, Any]:
+    date_created = group["date_created"]
+    return {
+        "id": group["id"],
+        "name": group["name"],
+        "description": group["description"],
+        "members": members,
+        "direct_subgroup_ids": subgroups,
+        "is_system_group": bool(group["is_system_group"]),
+        # Feature level 292: null for system groups and groups made before hubbub had it.
+        "creator_id": group["creator_id"],
+        "date_created": None if date_created is None else int(date_created),
+        # Feature level 290.
+        "deactivated": bool(group["deactivated"]),
+        **{name: api_value(value, active) for name, value in settings.items()},
+    }
+
+
+def group_settings(
+    group: Mapping[Any, Any], system_ids: Mapping[str, int]
+) -> dict[str, GroupSettingValue]:
+    """A group row's permission settings, every one of them. Creation and migration 0028
+    store them all; a row written without one (by hand) gets the setting's default system
+    group, or ``role:nobody`` where the default is the group's unknown creator.
+    ``system_ids``: the realm's system groups, name -> id."""
+    raw = group["settings"]
+    stored: dict[str, Any] = orjson.loads(raw) if raw else {}
+    found: dict[str, GroupSettingValue] = {}
+    for name, config in GROUP_PERMISSION_SETTINGS.items():
+        value = stored.get(name)
+        if isinstance(value, int):
+            found[name] = value
+        elif isinstance(value, dict):
+            found[name] = {
+                "direct_members": list(value["direct_members"]),
+                "direct_subgroups": list(value["direct_subgroups"]),
+            }
+        else:
+            default = config.default_group_name
+            if group["is_system_group"] and config.default_for_system_groups:
+                default = config.default_for_system_groups
+            found[name] = system_ids.get(default, system_ids.get("role:nobody", 0))
+    return found
+
+
+async def get_group_settings(
+    conn: AsyncConnection, group: sa.Row[Any]
+) -> dict[str, GroupSettingValue]:
+    """``group_settings`` of one group row."""
+    return group_settings(group._mapping, await _system_group_ids(conn, group.realm_id))
+
+
+async def _system_group_ids(conn: AsyncConnection, realm_id: int) -> dict[str, int]:
+    rows = await conn.execute(
+        sa.select(user_group.c.name, user_group.c.id).where(
+            user_group.c.realm_id == realm_id, user_group.c.is_system_group
+        )
+    )
+    return {name: group_id for name, group_id in rows}
+
+
+def api_value(value: GroupSettingValue, active: set[int]) -> GroupSettingValue:
+    """A setting's value as the API shows it: an anonymous group leaves out deactivated
+    users (feature level 303)."""
+    if isinstance(value, int):
+        return value
+    return {
+        "direct_members": [u for u in value["direct_members"] if u in active],
+        "direct_subgroups": list(value["direct_subgroups"]),
+    }
+
+
+async def _active_anonymous_members(
+    conn: AsyncConnection, realm_id: int, settings: Iterable[dict[str, GroupSettingValue]]
+) -> set[int]:
+    """The active users among those the anonymous groups of ``settings`` name."""
+    named_users: set[int] = set()
+    for values in settings:
+        for value in values.values():
+            if not isinstance(value, int):
+                named_users.update(value["direct_members"])
+    if not named_users:
+        return set()
+    rows = await conn.execute(
+        sa.select(user_table.c.id).where(
+            user_table.c.realm_id == realm_id,
+            user_table.c.id.in_(sorted(named_users)),
+            user_table.c.is_active,
+        )
+    )
+    return {user_id for (user_id,) in rows}
 
 
 async def get_group_by_name(conn: AsyncConnection, realm_id: int, name: str) -> sa.Row[Any] | None:
@@ -194,14 +295,13 @@ async def is_direct_member(conn: AsyncConnection, user_id: int, group_id: int) -
 
 async def get_user_group_dict(conn: AsyncConnection, group: sa.Row[Any]) -> dict[str, Any]:
     """One group as ``realm_user_groups`` and ``user_group``/``add`` events show it."""
-    return {
-        "id": group.id,
-        "name": group.name,
-        "description": group.description,
-        "members": await get_direct_member_ids(conn, group.id),
-        "direct_subgroup_ids": await get_subgroup_ids(
-            conn, group.realm_id, group.id, direct_subgroup_only=True
-        ),
-        "is_system_group": group.is_system_group,
-        "can_mention_group": group.can_mention_group_id,
-    }
+    row = group._mapping
+    settings = await get_group_settings(conn, group)
+    active = await _active_anonymous_members(conn, group.realm_id, [settings])
+    return _group_dict(
+        row,
+        await get_direct_member_ids(conn, group.id),
+        await get_subgroup_ids(conn, group.realm_id, group.id, direct_subgroup_only=True),
+        settings,
+        active,
+    )
