@@ -123,11 +123,12 @@ ISSUE_RULES: tuple[IssueRule, ...] = (
         "stream email addresses",
         r"^/streams/\{[^}]+\}/email_address$",
     ),
-    # Zulip 10.2's additions that the Zulip 10 API issue has not built yet.
+    # Zulip 8.0's operations that Zulip 10.2 removed (and hubbub with it).
     IssueRule(
-        "issue 47",
-        "Zulip 10.2 API: user group deactivation, export consents",
-        r"^/user_groups/\{[^}]+\}/deactivate$|^/export/realm/consents$",
+        "removed at feature level 294",
+        "user group deletion (groups are deactivated instead)",
+        r"^/user_groups/\{[^}]+\}$",
+        ("DELETE",),
     ),
     IssueRule("issue 3", "event queues: register, poll, delete", r"^/(register|events)$"),
     IssueRule(

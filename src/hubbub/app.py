@@ -22,6 +22,7 @@ from hubbub.api.emoji_files import emoji_routes
 from hubbub.api.openapi_doc import openapi_routes
 from hubbub.api.responses import json_error
 from hubbub.api.routes import build_router
+from hubbub.api.tus import tus_routes
 from hubbub.api.uploads import upload_routes
 from hubbub.errors import ApiError, InternalServerError, MethodNotAllowedError, NotFoundError
 from hubbub.services import Services, build_services
@@ -90,7 +91,13 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
     configure_uploads(settings)
     app = HubbubApp(
         # File downloads live at the site's root (/user_uploads/...), not under /api/v1.
-        routes=[*openapi_routes(), *upload_routes(), *emoji_routes(), *avatar_routes()],
+        routes=[
+            *openapi_routes(),
+            *upload_routes(),
+            *tus_routes(),
+            *emoji_routes(),
+            *avatar_routes(),
+        ],
         exception_handlers={HTTPException: _http_exception, Exception: _server_error},
         middleware=[
             Middleware(BodySizeLimit, max_upload_mib=settings.max_file_upload_mib),

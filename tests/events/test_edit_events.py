@@ -55,7 +55,6 @@ async def test_content_edit_event_and_mentions(env: TestEnv) -> None:
         "stream_id",
         "orig_content",
         "orig_rendered_content",
-        "prev_rendered_content_version",
         "content",
         "rendered_content",
         "is_me_message",

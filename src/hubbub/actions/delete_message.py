@@ -24,6 +24,7 @@ from hubbub.models import Realm, Stream, User
 from hubbub.permissions import user_has_permission
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from hubbub.queries.messages import access_message
+from hubbub.queries.streams import get_stream_by_id
 from hubbub.transaction import Tx
 
 # Zulip deletes a topic newest first, 100 messages per transaction (its retention
@@ -75,7 +76,7 @@ async def check_delete_message(
         limit = realm.setting("message_content_delete_limit_seconds")
         if limit is not None and now - float(row.date_sent) > limit:
             raise JsonableError("The time limit for deleting this message has passed")
-    await do_delete_messages(tx, realm.id, [message_id])
+    await do_delete_messages(tx, realm.id, [message_id], acting_user_id=acting.id)
 
 
 async def check_can_delete_own_message(
@@ -116,13 +117,17 @@ async def do_delete_topic_batch(tx: Tx, acting: User, target: Stream, topic_name
             )
         )
     ids = [int(mid) for (mid,) in await tx.conn.execute(query)]
-    return len(await do_delete_messages(tx, target.realm_id, ids))
+    return len(await do_delete_messages(tx, target.realm_id, ids, acting_user_id=acting.id))
 
 
-async def do_delete_messages(tx: Tx, realm_id: int, message_ids: list[int]) -> list[int]:
+async def do_delete_messages(
+    tx: Tx, realm_id: int, message_ids: list[int], *, acting_user_id: int | None = None
+) -> list[int]:
     """Delete messages (with their per-user rows; reactions and submessages go by the
     foreign keys' cascade, the search index by its triggers) and tell who needs to know.
     Returns the ids actually deleted (those that still existed in the realm).
+    ``acting_user_id`` is the user who asked for the deletion (None for retention): they
+    hear of it even without a subscription (feature level 274).
 
     This is the single place messages are removed: the attachment clean-up (next issue)
     hooks in at the marked point, while the rows still exist."""
@@ -131,6 +136,9 @@ async def do_delete_messages(tx: Tx, realm_id: int, message_ids: list[int]) -> l
         return []
     ids = [m.id for m in doomed]
     audiences = await _audiences(tx, doomed)
+    if acting_user_id is not None:
+        for m in doomed:
+            audiences[_group_key(m)].add(acting_user_id)
     # Attachments go before the rows: links dropped, files no other message refers to removed.
     await do_release_message_attachments(tx, ids)
     if len(ids) > 1:
@@ -140,7 +148,53 @@ async def do_delete_messages(tx: Tx, realm_id: int, message_ids: list[int]) -> l
         await tx.conn.execute(sa.delete(table).where(table.c.message_id.in_(ids)))
     await tx.conn.execute(sa.delete(message).where(message.c.id.in_(ids)))
     _notify_deleted(tx, realm_id, doomed, audiences)
+    if acting_user_id is not None:
+        # As in Zulip, only deletions someone asked for move a stream's first_message_id;
+        # the retention policy (the one deletion here without an acting user) does not.
+        await _update_first_message_ids(tx, realm_id, doomed, audiences)
     return ids
+
+
+async def _update_first_message_ids(
+    tx: Tx,
+    realm_id: int,
+    doomed: list[_Doomed],
+    audiences: dict[tuple[int, int, str], set[int]],
+) -> None:
+    """A stream whose first message went gets its next oldest one as ``first_message_id``
+    (None when none is left), and a ``stream`` update event says so to those who heard of
+    the deletion, as in Zulip (feature level 256)."""
+    deleted = {m.id for m in doomed}
+    stream_ids = sorted({m.type_id for m in doomed if m.recipient_type == RECIPIENT_STREAM})
+    for stream_id in stream_ids:
+        target = await get_stream_by_id(tx.conn, realm_id, stream_id)
+        if target is None or target.first_message_id not in deleted:
+            continue
+        first = (
+            await tx.conn.execute(
+                sa.select(sa.func.min(message.c.id))
+                .join(recipient, recipient.c.id == message.c.recipient_id)
+                .where(recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == stream_id)
+            )
+        ).scalar()
+        await tx.conn.execute(
+            sa.update(stream).where(stream.c.id == stream_id).values(first_message_id=first)
+        )
+        users = sorted(
+            set().union(
+                *(ids for key, ids in audiences.items() if key[:2] == (RECIPIENT_STREAM, stream_id))
+            )
+        )
+        event = {
+            "type": "stream",
+            "op": "update",
+            "stream_id": stream_id,
+            "name": target.name,
+            "property": "first_message_id",
+            "value": first,
+        }
+        if users:
+            tx.notify(realm_id, event, users)
 
 
 async def _load(tx: Tx, realm_id: int, message_ids: list[int]) -> list[_Doomed]:

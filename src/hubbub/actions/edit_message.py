@@ -5,8 +5,10 @@ The checks live in ``edit_checks`` (in Zulip 8.0's order), content rendering and
 puts them together in one transaction:
 
 - the message gets ``last_edit_time`` and a history entry (newest first) holding only what
-  changed: ``prev_content``/``prev_rendered_content``/``prev_rendered_content_version``,
-  ``prev_stream``/``stream``, ``prev_topic``/``topic`` (the names since feature level 118);
+  changed: ``prev_content``/``prev_rendered_content``, ``prev_stream``/``stream``,
+  ``prev_topic``/``topic`` (the names since feature level 118); message objects derive
+  ``last_edit_timestamp`` and ``last_moved_timestamp`` from these entries
+  (``queries/edit_timestamps``, feature level 365);
 - one ``update_message`` event goes to every user with a row for the message, with that
   user's flags, and (as Zulip does, so open narrows update live) to the other subscribers
   of a stream whose history they can read, with ``["read"]``;
@@ -171,10 +173,10 @@ async def do_update_message(
         event["stream_name"] = old_stream.name
         event["stream_id"] = old_stream.id
     if edit is not None:
+        # No ``prev_rendered_content_version`` in either since feature level 284.
         event.update(
             orig_content=msg.content,
             orig_rendered_content=msg.rendered_content or "",
-            prev_rendered_content_version=msg.rendered_content_version or RENDERED_CONTENT_VERSION,
             content=edit.content,
             rendered_content=edit.rendered.html,
             is_me_message=edit.is_me_message,
@@ -182,7 +184,6 @@ async def do_update_message(
         entry.update(
             prev_content=msg.content,
             prev_rendered_content=msg.rendered_content or "",
-            prev_rendered_content_version=msg.rendered_content_version or RENDERED_CONTENT_VERSION,
         )
         await do_update_message_attachments(tx, user, msg.id, edit.content)
         values.update(

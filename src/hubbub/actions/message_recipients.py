@@ -167,5 +167,18 @@ async def direct_recipient_id(conn: AsyncConnection, sender: User, recipients: l
     return await get_or_create_group_recipient(conn, sender.realm_id, [*others, sender.id])
 
 
+async def incoming_direct_recipient_id(
+    conn: AsyncConnection, sender: User, recipients: list[User]
+) -> int | None:
+    """For a 1:1 direct message to someone else, the recipient id its receiver sees: the
+    sender's personal recipient, the one the receiver's own messages in the conversation
+    carry (feature level 327). Made here if the sender has none yet, so that fetching the
+    message later shows the same id. None for other messages."""
+    others = {u.id for u in recipients} - {sender.id}
+    if len(others) != 1:
+        return None
+    return await get_or_create_recipient(conn, RECIPIENT_PERSONAL, sender.id)
+
+
 async def stream_recipient_id(conn: AsyncConnection, stream_id: int) -> int:
     return await get_or_create_recipient(conn, RECIPIENT_STREAM, stream_id)

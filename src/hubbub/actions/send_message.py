@@ -25,6 +25,7 @@ from hubbub.actions.mention_flags import get_mention_targets, topic_participants
 from hubbub.actions.message_follow import apply_automatic_policies
 from hubbub.actions.message_recipients import (
     direct_recipient_id,
+    incoming_direct_recipient_id,
     parse_direct_to,
     parse_stream_to,
     resolve_direct_recipients,
@@ -266,6 +267,7 @@ async def check_send_message(
     sender_settings = rendering.sender_settings
     target: Stream | None = None
     people: list[User] = []
+    incoming_recipient_id: int | None = None
     sender_subscribed = True
     subscriber_count = 0
     if req.type == "stream":
@@ -278,6 +280,7 @@ async def check_send_message(
         people = await resolve_direct_recipients(tx.conn, sender, parse_direct_to(req.to))
         await check_direct_message_permission(tx.conn, realm, sender, people)
         recipient_id = await direct_recipient_id(tx.conn, sender, people)
+        incoming_recipient_id = await incoming_direct_recipient_id(tx.conn, sender, people)
         user_ids = {u.id for u in people}
     user_ids.add(sender.id)
 
@@ -366,6 +369,7 @@ async def check_send_message(
         flags,
         req,
         public_stream=target is not None and not target.invite_only,
+        incoming_recipient_id=incoming_recipient_id,
     )
     policy = None
     if target is not None:
@@ -419,11 +423,13 @@ def notify_new_message(
     req: SendRequest,
     *,
     public_stream: bool,
+    incoming_recipient_id: int | None = None,
 ) -> None:
     """One ``message`` event per distinct flags value. The event carries the rendered
     form; the private mark gives each queue what it registered for (raw Markdown
     without ``apply_markdown``, a null avatar with ``client_gravatar``, and
-    ``local_message_id`` for the queue that sent it)."""
+    ``local_message_id`` for the queue that sent it). ``incoming_recipient_id``: the
+    recipient id a 1:1 direct message shows its receiver (feature level 327)."""
     mark: dict[str, Any] = {
         "raw_content": raw_content,
         "gravatar": avatar_url(sender, client_gravatar=True) is None,
@@ -435,6 +441,14 @@ def notify_new_message(
     for uid, value in flags.items():
         by_flags[value].append(uid)
     for value, uids in by_flags.items():
+        if incoming_recipient_id is not None and any(u != sender.id for u in uids):
+            seen = {**item, "recipient_id": incoming_recipient_id}
+            receivers = [u for u in uids if u != sender.id]
+            event = {"type": "message", "message": seen, "flags": flag_names(value)}
+            tx.notify(sender.realm_id, {**event, MESSAGE_MARK: mark}, receivers)
+            uids = [u for u in uids if u == sender.id]
+            if not uids:
+                continue
         event = {"type": "message", "message": item, "flags": flag_names(value), MESSAGE_MARK: mark}
         tx.notify(sender.realm_id, event, uids)
     if public_stream:

@@ -15,6 +15,7 @@ from hubbub.api import (  # noqa: F401
     bot_storage,
     drafts,
     events,
+    export,
     linkifiers,
     message_delete,
     message_edit,

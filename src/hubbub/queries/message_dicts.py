@@ -30,6 +30,7 @@ from hubbub.db.tables import (
 from hubbub.markdown import Linkifier, RenderContext, topic_links
 from hubbub.models import Realm, User
 from hubbub.queries.edit_history_visibility import visible_edit_history
+from hubbub.queries.edit_timestamps import edit_timestamps, public_entries
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.people import KeptPeople
 from hubbub.queries.reactions import get_reaction_dicts, get_submessage_dicts
@@ -245,6 +246,32 @@ def new_message_dict(
     )
 
 
+async def _incoming_personal_recipients(
+    conn: AsyncConnection,
+    viewer: User,
+    rows: list[Any],
+    recipients: Mapping[int, DisplayRecipient],
+) -> dict[int, int]:
+    """Message id -> the recipient id the viewer sees, for 1:1 direct messages the viewer
+    received from someone else. Such a message is stored with the viewer's own personal
+    recipient; since feature level 327 it shows the sender's, the one the viewer's own
+    messages in that conversation carry. A sender without a personal recipient row (no
+    one has written to them yet) leaves the stored one."""
+    senders: dict[int, list[int]] = defaultdict(list)
+    for row in rows:
+        rtype, type_id, _target = recipients[row.recipient_id]
+        if rtype == RECIPIENT_PERSONAL and type_id == viewer.id and row.sender_id != viewer.id:
+            senders[row.sender_id].append(row.id)
+    if not senders:
+        return {}
+    found = await conn.execute(
+        sa.select(recipient.c.id, recipient.c.type_id).where(
+            recipient.c.type == RECIPIENT_PERSONAL, recipient.c.type_id.in_(sorted(senders))
+        )
+    )
+    return {mid: int(rid) for rid, sender_id in found for mid in senders[int(sender_id)]}
+
+
 async def get_message_dicts(
     conn: AsyncConnection,
     viewer: User,
@@ -279,6 +306,7 @@ async def get_message_dicts(
     found_ids = [r.id for r in rows]
     reactions = await get_reaction_dicts(conn, found_ids)
     submessages = await get_submessage_dicts(conn, found_ids)
+    incoming = await _incoming_personal_recipients(conn, viewer, rows, recipients)
     result: dict[int, dict[str, Any]] = {}
     # The realm's message_edit_history_visibility_policy, read on the first edited message.
     history_policy: str | None = None
@@ -296,18 +324,28 @@ async def get_message_dicts(
             reactions=reactions.get(row.id, []),
             submessages=submessages.get(row.id, []),
         )
-        if row.last_edit_time is not None:
-            item["last_edit_timestamp"] = int(row.last_edit_time)
-            if row.edit_history and history_policy is None:
+        if row.edit_history:
+            entries: list[dict[str, Any]] = orjson.loads(row.edit_history)
+            # Content edits and moves apart since feature level 365, whatever the realm
+            # lets its members see of the history itself.
+            edited, moved = edit_timestamps(entries)
+            if edited is not None:
+                item["last_edit_timestamp"] = edited
+            if moved is not None:
+                item["last_moved_timestamp"] = moved
+            if history_policy is None:
                 query = sa.select(realm).where(realm.c.id == viewer.realm_id)
                 found = Realm.from_row((await conn.execute(query)).one())
                 history_policy = message_edit_history_policy(found)
             # Zulip leaves the history out where the realm hides it, and keeps only the
             # moves under "moves" (feature level 358).
-            if row.edit_history and history_policy != "none":
-                assert history_policy is not None
-                item["edit_history"] = visible_edit_history(
-                    history_policy, orjson.loads(row.edit_history)
-                )
+            if history_policy != "none":
+                item["edit_history"] = visible_edit_history(history_policy, public_entries(entries))
+        elif row.last_edit_time is not None:
+            # An edit with no history entry (none is ever written without one): the
+            # time is all there is to show.
+            item["last_edit_timestamp"] = int(row.last_edit_time)
+        if row.id in incoming:
+            item["recipient_id"] = incoming[row.id]
         result[row.id] = item
     return result
