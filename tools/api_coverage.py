@@ -90,6 +90,10 @@ HUBBUB_EXTENSIONS: dict[tuple[str, str], str] = {
     ("PUT", "/bot_storage"): "Zulip's bot state store, which zulip-bots' stateful bots write "
     "(the official client's update_storage) and its document omits",
     ("DELETE", "/bot_storage"): "Zulip's removal of bot state entries, which its document omits",
+    ("POST", "/external/{integration}"): "Zulip's incoming webhooks (docs/integrations.md), "
+    "which its document omits",
+    ("GET", "/external/{integration}"): "Zulip's incoming webhooks, which it routes for every "
+    "method",
 }
 
 STATUS_TESTED = "implemented + tested"

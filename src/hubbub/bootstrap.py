@@ -58,6 +58,7 @@ async def create_user_in_realm(
     role: Role,
     password: str | None,
     bot: bool,
+    bot_type: BotType = BotType.GENERIC,
 ) -> User:
     """``hubbub create-user``: a bot belongs to the organization's first owner."""
     async with services.write() as tx:
@@ -70,7 +71,7 @@ async def create_user_in_realm(
             full_name=full_name,
             password=password,
             role=role,
-            bot_type=BotType.GENERIC if bot else None,
+            bot_type=bot_type if bot else None,
             bot_owner_id=bot_owner_id,
             now=services.clock.now(),
         )

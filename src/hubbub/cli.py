@@ -36,7 +36,7 @@ from hubbub.db.migrate import upgrade
 from hubbub.errors import ApiError
 from hubbub.events.outbox import store_outbox
 from hubbub.logs import configure_logging
-from hubbub.models import ROLE_NAMES, Role
+from hubbub.models import ROLE_NAMES, BotType, Role
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings, SettingsError, load_settings, site_url
 from hubbub.transaction import Tx
@@ -257,6 +257,10 @@ def create_user(
     role: Annotated[str, typer.Option(help="owner|admin|moderator|member|guest")] = "member",
     password: Annotated[str | None, typer.Option(help="Password (omit: API key only).")] = None,
     bot: Annotated[bool, typer.Option("--bot", help="Create a (generic) bot.")] = False,
+    incoming_webhook: Annotated[
+        bool,
+        typer.Option("--incoming-webhook", help="Create an incoming-webhook bot (implies --bot)."),
+    ] = False,
     data_dir: DataDirOption = None,
     database_url: DatabaseOption = None,
     as_json: JsonOption = False,
@@ -274,7 +278,8 @@ def create_user(
             full_name=full_name,
             role=Role.from_name(role),
             password=password,
-            bot=bot,
+            bot=bot or incoming_webhook,
+            bot_type=BotType.INCOMING_WEBHOOK if incoming_webhook else BotType.GENERIC,
         )
 
     user = _run(settings, work)

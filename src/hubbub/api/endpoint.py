@@ -50,6 +50,11 @@ logger = logging.getLogger("hubbub.api")
 
 Payload = dict[str, Any]
 Handler = Callable[..., Awaitable[Payload]]
+# Authenticates an endpoint's caller its own way (incoming webhooks: api/webhook_auth.py),
+# from the connection, the request, its subdomain and its arguments.
+Authenticator = Callable[
+    [AsyncConnection, Request, str, dict[str, str]], Awaitable[tuple[User, Realm]]
+]
 
 # Accepted on every endpoint without being reported as ignored: ``client`` names the
 # client (over the User-Agent), ``api_key`` authenticates file downloads.
@@ -118,6 +123,7 @@ class Endpoint:
     specs: list[ParamSpec]
     known_names: frozenset[str] = field(default_factory=frozenset)
     queue_auth: bool = False
+    authenticator: Authenticator | None = None
 
     @property
     def summary(self) -> str:
@@ -128,7 +134,12 @@ ENDPOINTS: list[Endpoint] = []
 
 
 def endpoint(
-    method: str, path: str, *, auth: bool = True, queue_auth: bool = False
+    method: str,
+    path: str,
+    *,
+    auth: bool = True,
+    queue_auth: bool = False,
+    authenticator: Authenticator | None = None,
 ) -> Callable[[Handler], Handler]:
     """Register ``func`` as the handler of ``method path`` (path relative to /api/v1).
 
@@ -139,7 +150,9 @@ def endpoint(
     def register(func: Handler) -> Handler:
         specs = build_specs(func)
         known = frozenset(name for spec in specs for name in spec.names)
-        ENDPOINTS.append(Endpoint(method.upper(), path, func, auth, specs, known, queue_auth))
+        ENDPOINTS.append(
+            Endpoint(method.upper(), path, func, auth, specs, known, queue_auth, authenticator)
+        )
         return func
 
     return register
@@ -314,7 +327,10 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
                 if ep.auth:
                     # The caller's realm comes with them: it is the subdomain's, or they fail.
                     try:
-                        user, realm = await _authenticate(conn, request, subdomain)
+                        if ep.authenticator is not None:
+                            user, realm = await ep.authenticator(conn, request, subdomain, args)
+                        else:
+                            user, realm = await _authenticate(conn, request, subdomain)
                     except ApiError as error:
                         auth_error = error
                 else:

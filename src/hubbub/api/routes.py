@@ -42,6 +42,7 @@ from hubbub.api import (  # noqa: F401
     user_groups,
     user_topics,
     users,
+    webhooks,
 )
 from hubbub.api.endpoint import ENDPOINTS, Endpoint
 from hubbub.errors import MethodNotAllowedError

@@ -2,7 +2,7 @@
 give, and how a client applies the events Zulip defines for them.
 
 hubbub has no onboarding notices, no billing, no allowed-domain list, no embedded bots, no
-incoming-webhook integrations, no Zoom and no GIPHY key, so these keys say so: an empty
+Zoom and no GIPHY key, so these keys say so: an empty
 list, ``false``, ``""`` or ``null``, as Zulip 10.2 sends them for a server without the
 feature. Only ``stop_words`` depends on the server: it names what the database's search
 leaves out of a query.
@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.events.context import StateContext
+from hubbub.integrations import incoming_webhook_bots_state
 from hubbub.search.stop_words import stop_words
 
 # The event types whose state this module fetches (events/state.py lists them).
@@ -47,8 +48,8 @@ def _fixed_state(ctx: StateContext) -> dict[str, Any]:
         # The embedded bot types the server can run: hubbub runs none.
         state["realm_embedded_bots"] = []
     if ctx.wanted("realm_incoming_webhook_bots"):
-        # The incoming-webhook integrations the server offers: hubbub offers none.
-        state["realm_incoming_webhook_bots"] = []
+        # The incoming-webhook integrations the server offers (integrations/).
+        state["realm_incoming_webhook_bots"] = incoming_webhook_bots_state()
     if ctx.wanted("video_calls"):
         # Whether the user has linked a Zoom account: hubbub has no Zoom integration.
         state["has_zoom_token"] = False
