@@ -9,7 +9,6 @@ who can see the stream's subscribers gets ``peer_add``; unsubscribing mirrors th
 from __future__ import annotations
 
 import contextlib
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +55,7 @@ from hubbub.realm_group_settings import (
     GroupSettingValue,
 )
 from hubbub.rendering import render_text
+from hubbub.text_checks import check_printable
 from hubbub.transaction import Tx
 
 MAX_STREAM_NAME_LENGTH = 60
@@ -68,12 +68,6 @@ STREAM_COLORS = (
     "#9987e1", "#e4523d", "#c2c2c2", "#4f8de4", "#c6a8ad", "#e7cc4d", "#c8bebf", "#a47462",
 )  # fmt: skip
 
-# Unicode non-characters, which Zulip refuses in names (besides control characters).
-_NON_CHARACTERS = frozenset(
-    [chr(c) for c in range(0xFDD0, 0xFDF0)]
-    + [chr(plane + low) for plane in range(0, 0x110000, 0x10000) for low in (0xFFFE, 0xFFFF)]
-)
-
 
 def check_stream_name(name: str) -> str:
     name = name.strip()
@@ -81,9 +75,7 @@ def check_stream_name(name: str) -> str:
         raise JsonableError("Stream name can't be empty!")
     if len(name) > MAX_STREAM_NAME_LENGTH:
         raise JsonableError(f"Stream name too long (limit: {MAX_STREAM_NAME_LENGTH} characters).")
-    for position, char in enumerate(name):
-        if unicodedata.category(char) in ("Cc", "Cs") or char in _NON_CHARACTERS:
-            raise JsonableError(f"Invalid character in stream name, at position {position + 1}!")
+    check_printable(name, "stream name")
     return name
 
 
