@@ -22,7 +22,7 @@ from hubbub.api.emoji_files import emoji_routes
 from hubbub.api.openapi_doc import openapi_routes
 from hubbub.api.responses import json_error
 from hubbub.api.routes import build_router
-from hubbub.api.tus import tus_routes
+from hubbub.api.tus_routes import tus_routes
 from hubbub.api.uploads import upload_routes
 from hubbub.errors import ApiError, InternalServerError, MethodNotAllowedError, NotFoundError
 from hubbub.services import Services, build_services

@@ -19,13 +19,11 @@ an upload; another user's upload id is not found.
 from __future__ import annotations
 
 import asyncio
-from email.utils import formatdate
 from pathlib import Path
 from typing import IO, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 
 from hubbub.actions.attachments import do_create_attachment
 from hubbub.api.auth import authenticate_on_subdomain, parse_basic_auth
@@ -75,6 +73,9 @@ def _refusal(error: TusError) -> Response:
 
 
 def _http_date(timestamp: float) -> str:
+    # email.utils is imported here, when an upload is made, not by every server at start.
+    from email.utils import formatdate
+
     return formatdate(timestamp, usegmt=True)
 
 
@@ -339,16 +340,3 @@ async def _finish(
     url = f"/user_uploads/{path_id}"
     await asyncio.to_thread(store.mark_finished, info, url=url, filename=name)
     return {"url": url, "filename": name}
-
-
-def tus_routes() -> list[BaseRoute]:
-    """The tus routes, mounted by ``create_app`` beside the download routes (they answer
-    tus's status codes and headers, not the API's JSON envelope)."""
-    return [
-        Route("/api/v1/tus", tus_options, methods=["OPTIONS"]),
-        Route("/api/v1/tus", tus_create, methods=["POST"]),
-        Route("/api/v1/tus/{upload_id}", tus_options, methods=["OPTIONS"]),
-        Route("/api/v1/tus/{upload_id}", tus_head, methods=["HEAD"]),
-        Route("/api/v1/tus/{upload_id}", tus_patch, methods=["PATCH"]),
-        Route("/api/v1/tus/{upload_id}", tus_delete, methods=["DELETE"]),
-    ]

@@ -1,27 +1,18 @@
 """Incoming webhook integrations: one module per service, on the framework of ``base``.
 
-``INTEGRATIONS`` maps each URL name (``/api/v1/external/<name>``) to its integration;
+``all_integrations()`` maps each URL name (``/api/v1/external/<name>``) to its integration;
 ``format_event`` turns one request into the message to post.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
+import importlib
 import logging
 from collections.abc import Sequence
 from typing import Any
 
-from hubbub.integrations import (
-    alertmanager,
-    gitea,
-    github,
-    gitlab,
-    grafana,
-    jira,
-    sentry,
-    slack_incoming,
-)
-from hubbub.integrations import json as json_integration
 from hubbub.integrations.base import Integration, WebhookInput, WebhookMessage
 from hubbub.integrations.errors import (
     AnomalousWebhookPayloadError,
@@ -31,24 +22,35 @@ from hubbub.integrations.errors import (
 
 logger = logging.getLogger("hubbub.webhooks")
 
-INTEGRATIONS: dict[str, Integration] = {
-    module.INTEGRATION.name: module.INTEGRATION
-    for module in (
-        alertmanager,
-        gitea,
-        github,
-        gitlab,
-        grafana,
-        jira,
-        json_integration,
-        sentry,
-        slack_incoming,
-    )
-}
+# The integration modules, imported on first use: an idle server that never receives a
+# webhook does not hold them.
+_MODULES = (
+    "alertmanager",
+    "gitea",
+    "github",
+    "gitlab",
+    "grafana",
+    "jira",
+    "json",
+    "sentry",
+    "slack_incoming",
+)
+
+
+@functools.cache
+def all_integrations() -> dict[str, Integration]:
+    """Each integration by its URL name."""
+    found: dict[str, Integration] = {}
+    for name in _MODULES:
+        integration: Integration = importlib.import_module(
+            f"hubbub.integrations.{name}"
+        ).INTEGRATION
+        found[integration.name] = integration
+    return found
 
 
 def get_integration(name: str) -> Integration | None:
-    return INTEGRATIONS.get(name)
+    return all_integrations().get(name)
 
 
 def incoming_webhook_bots_state() -> list[dict[str, Any]]:
@@ -64,7 +66,7 @@ def incoming_webhook_bots_state() -> list[dict[str, Any]]:
                 for option in item.config_options
             ],
         }
-        for item in sorted(INTEGRATIONS.values(), key=lambda i: i.name)
+        for item in sorted(all_integrations().values(), key=lambda i: i.name)
     ]
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 import html
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nh3
+if TYPE_CHECKING:
+    import nh3
 
 from hubbub.markdown.links import ALLOWED_SCHEMES
 from hubbub.markdown.tex import MATHML_ATTRIBUTES, MATHML_ELEMENTS
@@ -122,7 +123,10 @@ def _options() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _cleaner() -> nh3.Cleaner:
-    """The complete allow-list, values of class, style and data URLs included."""
+    """The complete allow-list, values of class, style and data URLs included. nh3 is
+    imported here, on the first render, so that an idle server does not hold it."""
+    import nh3
+
     return nh3.Cleaner(**_options(), attribute_filter=_filter_attribute)
 
 
