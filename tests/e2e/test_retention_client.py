@@ -43,8 +43,8 @@ def test_stream_retention(owner_client: zulip.Client, member_client: zulip.Clien
     )
     assert_error(
         member_client.update_stream({"stream_id": stream_id, "message_retention_days": 7}),
-        "UNAUTHORIZED_PRINCIPAL",
-        "Must be an organization administrator",
+        "BAD_REQUEST",
+        "You do not have permission to administer this channel.",
     )
     assert _stream_days(member_client, stream_id) is None
 
