@@ -40,6 +40,7 @@ from hubbub.queries.profile_fields import (
 )
 from hubbub.queries.users import active_user_ids, get_user_by_id
 from hubbub.rendering import render_text
+from hubbub.text_checks import check_printable
 from hubbub.transaction import Tx
 
 NOT_EDITABLE = "You are not allowed to change this field. Contact an administrator to update it."
@@ -171,6 +172,9 @@ def _check_definition(
             raise JsonableError("Label cannot be blank.")
         _check_capped("hint", hint, MAX_HINT_LENGTH)
         _check_capped("name", name, MAX_NAME_LENGTH)
+        # Shown on every profile: no escape sequences.
+        check_printable(name, "field name")
+        check_printable(hint, "field hint")
     if field_type not in list(FieldType):
         raise JsonableError("Invalid field type.")
     if in_summary and field_type in (FieldType.LONG_TEXT, FieldType.USER):

@@ -20,6 +20,7 @@ from hubbub.actions.realm_group_settings import (
     check_realm_group_setting_changes,
     do_set_realm_group_settings,
 )
+from hubbub.actions.realms import check_realm_name
 from hubbub.actions.streams import parse_message_retention_days
 from hubbub.db.tables import realm as realm_table
 from hubbub.errors import (
@@ -132,6 +133,8 @@ def _validate(user: User, requested: dict[str, Any]) -> dict[str, Any]:
     if not user.is_owner and OWNER_ONLY_SETTINGS & requested.keys():
         raise OrganizationOwnerRequiredError()
     values = dict(requested)
+    if "name" in values:
+        values["name"] = check_realm_name(values["name"])
     language = values.get("default_language")
     if language is not None and language not in LANGUAGE_CODES:
         raise JsonableError(f"Invalid language '{language}'")

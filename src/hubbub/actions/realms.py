@@ -12,6 +12,7 @@ from hubbub.db.tables import realm as realm_table
 from hubbub.errors import JsonableError
 from hubbub.models import Realm
 from hubbub.queries.realms import get_realm_by_id, get_realm_by_subdomain
+from hubbub.text_checks import check_printable
 
 MAX_REALM_NAME_LENGTH = 40
 # Zulip's subdomain rule: lowercase letters, digits and inner hyphens, at most 40 characters.
@@ -35,6 +36,8 @@ def check_realm_name(name: str) -> str:
         raise JsonableError(
             f"Organization name is too long (limit: {MAX_REALM_NAME_LENGTH} characters)"
         )
+    # Shown in every client's title bar and in emails: no escape sequences.
+    check_printable(name, "organization name")
     return name
 
 
