@@ -18,6 +18,7 @@ import uvicorn
 
 from hubbub.app import create_app
 from hubbub.http_protocol import LeanHttpToolsProtocol, http_limits
+from hubbub.memory import release_freed_memory
 from hubbub.services import Services
 from hubbub.settings import Settings, load_settings
 
@@ -103,6 +104,7 @@ class FullCollections:
 
     def collect(self) -> None:
         gc.collect()
+        release_freed_memory()
         self.timer = self.loop.call_later(self.every, self.collect)
 
     def stop(self) -> None:
