@@ -154,6 +154,16 @@ GOOD = """\
   change: A component lost a required field.
   remove: /components/schemas/RealmDomain/properties
   keys: [allow_subdomains]
+- level: 308
+  change: An operation whose 200 is the shared SimpleSuccess response got a body of its own.
+  replace: /paths/~1messages~1{message_id}/patch/responses/200/content/application~1json/schema
+  schema:
+    type: object
+    additionalProperties: false
+    properties:
+      result: {type: string}
+      msg: {type: string}
+      hubbub_test: {type: integer}
 """
 
 
@@ -195,6 +205,16 @@ def test_every_kind_of_entry_applies(tmp_path: Path) -> None:
     # The removed property is gone, and no longer required.
     assert "allow_subdomains" not in domain["properties"]
     assert "allow_subdomains" not in domain.get("required", [])
+    # The operation whose shared response was passed through has a copy of its own; the
+    # shared response and its other users are unchanged.
+    patched = {"result": "success", "msg": "", "hubbub_test": 1}
+    reference.validate("PATCH", "/messages/{message_id}", 200, patched)
+    with pytest.raises(jsonschema.ValidationError):
+        reference.validate("DELETE", "/messages/{message_id}", 200, patched)
+    shared = reference.document["components"]["responses"]["SimpleSuccess"]
+    assert shared == {
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JsonSuccess"}}}
+    }
     # The suite's own document is unchanged by a document loaded from elsewhere.
     suite = load_document()["components"]["schemas"]["RealmDomain"]
     assert "hubbub_test_field" not in suite["properties"]
@@ -242,6 +262,13 @@ BROKEN = {
             "/allOf/0/properties/msg\nschema: {}"
         ),
         "is a $ref to #/components/schemas/JsonSuccessBase",
+    ),
+    "pointer through a shared response, then a schema $ref": (
+        _entry(
+            "replace: /paths/~1messages~1{message_id}/patch/responses/200/content"
+            "/application~1json/schema/allOf\nschema: {}"
+        ),
+        "is a $ref to #/components/schemas/JsonSuccess",
     ),
     "properties target that is not properties": (
         _entry("properties: /components/schemas/User\nadd: {a: {type: string}}"),

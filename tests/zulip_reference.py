@@ -310,10 +310,34 @@ def _step(parent: Any, token: str, trail: str, addition: Addition) -> _Target:
     raise addition.fail(f"{trail} is a {type(parent).__name__}, not a mapping or list")
 
 
-def _walk(start: _Target, tokens: list[str], trail: str, addition: Addition) -> _Target:
+# Shared responses (Zulip's ``SimpleSuccess``) that a pointer may pass through: see
+# _localize_response.
+_SHARED_RESPONSES = "#/components/responses/"
+
+
+def _localize_response(document: dict[str, Any], target: _Target, token: str) -> None:
+    """A pointer that passes through an operation's ``$ref`` to a shared response (such as
+    ``.../responses/200`` being ``SimpleSuccess``) gets a copy of that response in its
+    place, so that a change made through it (feature level 285 gave PATCH
+    /messages/{message_id} a body of its own) concerns that operation alone. Other
+    ``$ref``s still stop a pointer."""
+    node = target.node
+    ref = node.get("$ref") if isinstance(node, dict) else None
+    if not isinstance(ref, str) or not ref.startswith(_SHARED_RESPONSES) or token in node:
+        return
+    name = _unescape(ref[len(_SHARED_RESPONSES) :])
+    shared = document.get("components", {}).get("responses", {}).get(name)
+    if isinstance(shared, dict) and len(node) == 1:
+        target.parent[target.key] = copy.deepcopy(shared)
+
+
+def _walk(
+    document: dict[str, Any], start: _Target, tokens: list[str], trail: str, addition: Addition
+) -> _Target:
     target = start
     for raw in tokens:
         token = _unescape(raw)
+        _localize_response(document, target, token)
         target = _step(target.node, token, trail or "the document", addition)
         trail = f"{trail}/{raw}"
     return target
@@ -397,7 +421,7 @@ def _resolve(document: dict[str, Any], target: str, addition: Addition) -> tuple
     """(the target, whether it is a bare alias)."""
     if target.startswith("/"):
         tokens = target[1:].split("/")
-        return _walk(_Target({"": document}, "", False), tokens, "", addition), False
+        return _walk(document, _Target({"": document}, "", False), tokens, "", addition), False
     alias, _, rest = target.partition("/")
     if alias in _BODY_ALIASES:
         start = _Target(_body_object(document, *_BODY_ALIASES[alias]), "properties", True)
@@ -413,7 +437,7 @@ def _resolve(document: dict[str, Any], target: str, addition: Addition) -> tuple
         )
     if not rest:
         return start, True
-    return _walk(start, rest.split("/"), alias, addition), False
+    return _walk(document, start, rest.split("/"), alias, addition), False
 
 
 # ---------------------------------------------------------------------------------------

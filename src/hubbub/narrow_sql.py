@@ -10,6 +10,7 @@ user's own rows, so their history is limited to what the user received.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,8 @@ from hubbub.queries.messages import (
     STARRED,
     flag_is,
 )
+from hubbub.queries.stream_permissions import group_readable_stream_ids
+from hubbub.queries.streams import get_stream_by_id, is_subscribed
 from hubbub.queries.user_topics import VisibilityPolicy
 from hubbub.search import sqlite as search_sqlite
 
@@ -93,6 +96,9 @@ class NarrowQuery:
     # statement with an inner join runs over each table in turn
     # (``dialects.over_user_message``).
     dialect: str = "postgresql"
+    # Private streams the narrow names whose history the user reads through a group
+    # granting content access (``_note_group_access``).
+    group_stream_ids: list[int] = field(default_factory=list)
 
     def _looks_up_rows(self) -> bool:
         return self.include_history and self.dialect == "sqlite"
@@ -144,7 +150,7 @@ class NarrowQuery:
             own = self._own_flags() if self._looks_up_rows() else user_message.c.flags
             visible = sa.or_(
                 own.is_not(None),
-                message.c.recipient_id.in_(history_recipients(self.user)),
+                message.c.recipient_id.in_(history_recipients(self.user, self.group_stream_ids)),
             )
         conditions = list(self.conditions)
         if fts_window is not None and self.fts_driver is not None:
@@ -270,8 +276,10 @@ def flag_set(flags: ColumnElement[int], bits: int) -> ColumnElement[bool]:
     return flags.op("&")(bits) != 0
 
 
-def history_recipients(user: User) -> sa.Select[tuple[int]]:
-    """Recipient ids of the streams whose whole history ``user`` may read."""
+def history_recipients(user: User, group_stream_ids: Iterable[int] = ()) -> sa.Select[tuple[int]]:
+    """Recipient ids of the streams whose whole history ``user`` may read; the private
+    streams of ``group_stream_ids`` are readable through groups granting content access,
+    which the caller checked (``group_readable_stream_ids``)."""
     subscribed = sa.exists().where(
         subscription.c.stream_id == stream.c.id,
         subscription.c.user_profile_id == user.id,
@@ -283,6 +291,9 @@ def history_recipients(user: User) -> sa.Select[tuple[int]]:
     )
     if not user.is_guest:
         readable = sa.or_(readable, ~stream.c.invite_only)
+    granted = sorted(set(group_stream_ids))
+    if granted:
+        readable = sa.or_(readable, stream.c.id.in_(granted))
     return (
         sa.select(recipient.c.id)
         .join(
@@ -335,7 +346,12 @@ def muted_condition(user: User, *, include_stream_mutes: bool = True) -> ColumnE
 
 # A stream narrow's recipient, by id or by name; built once (every stream narrow asks).
 _STREAM_RECIPIENT = (
-    sa.select(stream.c.id, recipient.c.id.label("rid"))
+    sa.select(
+        stream.c.id,
+        recipient.c.id.label("rid"),
+        stream.c.invite_only,
+        stream.c.history_public_to_subscribers,
+    )
     .outerjoin(
         recipient,
         sa.and_(recipient.c.type == RECIPIENT_STREAM, recipient.c.type_id == stream.c.id),
@@ -354,9 +370,12 @@ def _is_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-async def _stream_recipient(conn: AsyncConnection, user: User, operand: str | int) -> int | None:
+async def _stream_recipient(
+    conn: AsyncConnection, query: NarrowQuery, operand: str | int
+) -> int | None:
     # Any stream of the realm, even archived or inaccessible: access is decided by the
     # user's rows and history_recipients, never by naming the stream.
+    user = query.user
     key: int | str
     if isinstance(operand, int) or _is_number(operand):
         statement, key = _STREAM_RECIPIENT_BY_ID, int(operand)
@@ -366,7 +385,22 @@ async def _stream_recipient(conn: AsyncConnection, user: User, operand: str | in
     if row is None:
         # "channel" whichever operator named it (the rename, feature level 255).
         raise BadNarrowError(f"unknown channel {operand}")
+    if row.invite_only and row.history_public_to_subscribers and query.include_history:
+        await _note_group_access(conn, query, int(row.id))
     return int(row.rid) if row.rid is not None else None
+
+
+async def _note_group_access(conn: AsyncConnection, query: NarrowQuery, stream_id: int) -> None:
+    """A narrow names a private stream with shared history: its history is readable if the
+    user reads it through a group granting content access (feature level 354). Only the
+    streams a narrow names are checked, so other narrows cost nothing more."""
+    if query.user.is_guest or stream_id in query.group_stream_ids:
+        return
+    found = await get_stream_by_id(conn, query.user.realm_id, stream_id)
+    if found is None or await is_subscribed(conn, query.user.id, stream_id):
+        return
+    if await group_readable_stream_ids(conn, query.user, [found]):
+        query.group_stream_ids.append(stream_id)
 
 
 async def _user_ids(
@@ -569,7 +603,7 @@ async def _term_condition(
     user, op, operand = query.user, term.operator, term.operand
     if op == "stream":
         assert not isinstance(operand, tuple)
-        rid = await _stream_recipient(conn, user, operand)
+        rid = await _stream_recipient(conn, query, operand)
         return message.c.recipient_id == rid if rid is not None else sa.false()
     if op == "streams":
         column = stream.c.is_web_public if operand == "web-public" else ~stream.c.invite_only

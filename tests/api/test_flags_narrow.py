@@ -49,6 +49,8 @@ async def test_mark_a_narrow_read(env: TestEnv) -> None:
         "last_processed_id": ids[-1],
         "found_oldest": True,
         "found_newest": True,
+        # Only marking unread skips channels (feature level 355).
+        "ignored_because_not_subscribed_channels": [],
     }
     assert await _unread_ids(env, [*ids, dm]) == [dm]
     # Again: the same range, nothing left to change.

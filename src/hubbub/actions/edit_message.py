@@ -12,7 +12,9 @@ puts them together in one transaction:
 - one ``update_message`` event goes to every user with a row for the message, with that
   user's flags, and (as Zulip does, so open narrows update live) to the other subscribers
   of a stream whose history they can read, with ``["read"]``;
-- a move notifies its ``delete_message`` and topic-policy events before that one.
+- a move notifies its ``delete_message`` and topic-policy events before that one;
+- the response lists the acting user's uploads that the new content no longer links and
+  no other message links either (``detached_uploads``, feature level 285).
 
 ``send_notification_to_old_thread`` / ``send_notification_to_new_thread`` are accepted but
 post nothing: Zulip's notices come from its Notification Bot, which hubbub does not have yet.
@@ -21,6 +23,7 @@ post nothing: Zulip's notices come from its Notification Bot, which hubbub does 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -51,11 +54,19 @@ from hubbub.errors import JsonableError
 from hubbub.markdown import RenderContext, topic_links
 from hubbub.models import Realm, Stream, User
 from hubbub.narrow import RESOLVED_TOPIC_PREFIX
+from hubbub.queries.attachments import get_detached_uploads, get_linked_attachment_ids
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.messages import access_message, flag_names
 from hubbub.queries.streams import get_subscriber_ids
 from hubbub.topic_names import EMPTY_TOPIC_DISPLAY_NAME, LEGACY_NO_TOPIC, interpret_topic_name
 from hubbub.transaction import Tx
+
+
+@dataclass(frozen=True)
+class EditResult:
+    changed_count: int
+    # Attachment objects (``queries.attachments.get_attachment_dicts``).
+    detached_uploads: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def check_update_message(
@@ -67,8 +78,8 @@ async def check_update_message(
     *,
     realm_url: str,
     now: float,
-) -> int:
-    """Validate and edit; the number of messages changed."""
+) -> EditResult:
+    """Validate and edit."""
     await access_message(tx.conn, user, message_id)
     msg = await load_target_message(tx.conn, message_id)
     if req.content is not None:
@@ -155,9 +166,10 @@ async def do_update_message(
     new_stream: Stream | None,
     propagate_mode: str,
     now: float,
-) -> int:
-    """Apply an edit that passed every check; the number of messages changed."""
+) -> EditResult:
+    """Apply an edit that passed every check."""
     edit_time = int(now)
+    detached: list[dict[str, Any]] = []
     event: dict[str, Any] = {
         "type": "update_message",
         "user_id": user.id,
@@ -185,7 +197,9 @@ async def do_update_message(
             prev_content=msg.content,
             prev_rendered_content=msg.rendered_content or "",
         )
+        linked_before = await get_linked_attachment_ids(tx.conn, msg.id)
         await do_update_message_attachments(tx, user, msg.id, edit.content)
+        detached = await get_detached_uploads(tx.conn, user, linked_before)
         values.update(
             content=edit.content,
             rendered_content=edit.rendered.html,
@@ -235,7 +249,7 @@ async def do_update_message(
         await update_content_flags(tx, msg, edit, topic=new_topic or msg.topic)
     event["message_ids"] = moved.message_ids
     await notify_update_message(tx, msg, old_stream, event, moved.losing_access)
-    return len(moved.message_ids)
+    return EditResult(len(moved.message_ids), detached)
 
 
 async def notify_update_message(

@@ -8,7 +8,8 @@ Behaviour follows Zulip 8.0:
   ``historical``; changing it away from that creates the row (``historical`` set) after
   checking that the user may read it ("Invalid message(s)" otherwise);
 - marking unread skips stream messages of streams the user is not subscribed to, so every
-  unread stream message is in a subscribed stream;
+  unread stream message is in a subscribed stream; both endpoints list those streams' ids
+  in ``ignored_because_not_subscribed_channels`` (feature level 355);
 - one ``update_message_flags`` event, for the acting user only, lists the changed ids (a
   change is a set-based statement per 5,000 ids, whatever the number of messages).
 """
@@ -58,23 +59,34 @@ def check_flag_change(op: str, flag: str) -> int:
     return bit
 
 
+@dataclass(frozen=True)
+class FlagChange:
+    # The ids whose flag changed, in the order given.
+    changed: list[int]
+    # The streams (sorted ids) whose messages were not marked unread because the user is
+    # not subscribed to them.
+    ignored_stream_ids: list[int]
+
+
 async def check_update_message_flags(
     tx: Tx, user: User, op: str, flag: str, message_ids: list[int]
-) -> list[int]:
-    """Validate, then change; the ids whose flag changed, in the order given."""
+) -> FlagChange:
+    """Validate, then change."""
     bit = check_flag_change(op, flag)
     return await do_update_message_flags(tx, user, bit, flag, adding=op == "add", ids=message_ids)
 
 
 async def do_update_message_flags(
     tx: Tx, user: User, bit: int, flag: str, *, adding: bool, ids: list[int]
-) -> list[int]:
+) -> FlagChange:
     conn = tx.conn
     # A repeated id is one message (Zulip would list it twice).
     wanted = list(dict.fromkeys(ids))
+    ignored: set[int] = set()
     if flag == "read" and not adding and wanted:
         skipped = await unsubscribed_stream_message_ids(conn, user.id, wanted)
         wanted = [mid for mid in wanted if mid not in skipped]
+        ignored = set(skipped.values())
     target = bit if adding else 0
     changed: set[int] = set()
     for table in user_message_tables(conn):
@@ -91,7 +103,7 @@ async def do_update_message_flags(
             changed.update(missing)
     result_ids = [mid for mid in wanted if mid in changed]
     await notify_flags_changed(tx, user, flag, adding=adding, message_ids=result_ids)
-    return result_ids
+    return FlagChange(result_ids, sorted(ignored))
 
 
 @functools.cache
@@ -195,12 +207,13 @@ async def do_update_flags_for_narrow(
     # Only messages whose flag differs need the update (history reads as read and
     # historical, as the action treats it).
     differing = [mid for mid, flags in window.rows if bool(flags & bit) != (op == "add")]
-    changed = await check_update_message_flags(tx, user, op, flag, differing)
+    change = await check_update_message_flags(tx, user, op, flag, differing)
     return {
         "processed_count": len(processed),
-        "updated_count": len(changed),
+        "updated_count": len(change.changed),
         "first_processed_id": processed[0] if processed else None,
         "last_processed_id": processed[-1] if processed else None,
         "found_oldest": window.found_oldest,
         "found_newest": window.found_newest,
+        "ignored_because_not_subscribed_channels": change.ignored_stream_ids,
     }

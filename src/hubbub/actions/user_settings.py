@@ -11,6 +11,8 @@ Behaviour follows Zulip 10.2:
   "everyone"), everyone hears of the new ``email`` and of the avatar URL that goes with it;
 - turning ``enable_drafts_synchronization`` off deletes the user's stored drafts without
   ``drafts`` events (clients keep their local copies);
+- an ``allow_private_data_export`` change tells the realm's human administrators and
+  owners (``realm_export_consent``, feature level 312), who may list the consents;
 - realm defaults apply to users created later, never to existing users.
 """
 
@@ -125,10 +127,23 @@ async def do_change_user_settings(tx: Tx, user: User, changes: dict[str, Any]) -
             json_changed = True
         if name == "enable_drafts_synchronization" and value is False:
             await tx.conn.execute(sa.delete(draft).where(draft.c.user_profile_id == user.id))
+        if name == "allow_private_data_export":
+            await _notify_export_consent(tx, user, bool(value))
     if json_changed:
         values = {k: v for k, v in stored.items() if k not in COLUMN_SETTINGS}
         await _store(tx, user_setting, "user_profile_id", user.id, values)
     return user
+
+
+async def _notify_export_consent(tx: Tx, user: User, consented: bool) -> None:
+    admins = [
+        u.id
+        for u in await list_active_users(tx.conn, user.realm_id)
+        if u.is_realm_admin and not u.is_bot
+    ]
+    if admins:
+        event = {"type": "realm_export_consent", "user_id": user.id, "consented": consented}
+        tx.notify(user.realm_id, event, admins)
 
 
 async def _change_email_visibility(tx: Tx, user: User, visibility: int) -> User:

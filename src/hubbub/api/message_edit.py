@@ -39,7 +39,7 @@ async def update_message(
         send_notification_to_new_thread=send_notification_to_new_thread,
     )
     async with req.services.write() as tx:
-        await check_update_message(
+        result = await check_update_message(
             tx,
             req.my_realm,
             req.me,
@@ -48,7 +48,8 @@ async def update_message(
             realm_url=realm_url(req),
             now=req.services.clock.now(),
         )
-    return {}
+    # Always present, empty when no upload was detached (feature level 285).
+    return {"detached_uploads": result.detached_uploads}
 
 
 @endpoint("GET", "/messages/{message_id:int}/history")

@@ -32,10 +32,14 @@ async def update_message_flags(
 ) -> Payload:
     """Update personal message flags"""
     async with req.services.write() as tx:
-        await check_update_message_flags(tx, req.me, op, flag, messages)
+        change = await check_update_message_flags(tx, req.me, op, flag, messages)
     # Zulip echoes the ids it was given, changed or not ("useless, but included for
-    # backwards compatibility").
-    return {"messages": messages}
+    # backwards compatibility"). It lists the skipped streams (feature level 355) for
+    # every flag and operation, empty unless marking unread.
+    return {
+        "messages": messages,
+        "ignored_because_not_subscribed_channels": change.ignored_stream_ids,
+    }
 
 
 def _non_negative(name: str, value: int) -> int:

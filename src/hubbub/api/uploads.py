@@ -125,8 +125,11 @@ async def upload_file(req: ApiRequest) -> Payload:
         if image is not None:
             await delete_thumbnails(storage, path_id, image.thumbnails)
         raise
-    # ``url`` and ``filename`` join ``uri`` only at feature level 272 (Zulip 9.0).
-    return {"uri": f"/user_uploads/{path_id}"}
+    url = f"/user_uploads/{path_id}"
+    # ``url`` (feature level 272) replaces ``uri``, still sent for older clients;
+    # ``filename`` (feature level 286) is the name as uploaded, which the URL's last
+    # segment may only approximate.
+    return {"uri": url, "url": url, "filename": (name or path_id.rsplit("/", 1)[-1])[:255]}
 
 
 @endpoint("GET", "/attachments")

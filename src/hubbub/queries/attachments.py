@@ -174,3 +174,33 @@ async def is_web_public_attachment(conn: AsyncConnection, target: Attachment) ->
     """Whether a message in a web-public stream links the file: the files a spectator (a
     visitor without credentials) may download."""
     return any(s.is_web_public and not s.invite_only for s in await _linking_streams(conn, target))
+
+
+async def get_linked_attachment_ids(conn: AsyncConnection, message_id: int) -> set[int]:
+    rows = await conn.execute(
+        sa.select(attachment_message.c.attachment_id).where(
+            attachment_message.c.message_id == message_id
+        )
+    )
+    return {int(a) for (a,) in rows}
+
+
+async def get_detached_uploads(
+    conn: AsyncConnection, owner: User, attachment_ids: set[int]
+) -> list[dict[str, Any]]:
+    """Of ``attachment_ids``, the uploads of ``owner`` that no message links any more, as
+    attachment objects: after an edit, those only its edit history still shows
+    (``detached_uploads``, feature level 285)."""
+    if not attachment_ids:
+        return []
+    linked = sa.exists().where(attachment_message.c.attachment_id == attachment.c.id)
+    rows = await conn.execute(
+        sa.select(attachment)
+        .where(
+            attachment.c.id.in_(sorted(attachment_ids)),
+            attachment.c.owner_id == owner.id,
+            ~linked,
+        )
+        .order_by(attachment.c.id)
+    )
+    return await get_attachment_dicts(conn, [Attachment.from_row(r) for r in rows])

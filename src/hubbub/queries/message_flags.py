@@ -30,6 +30,7 @@ from hubbub.db.tables import (
 )
 from hubbub.models import User
 from hubbub.narrow_sql import history_recipients
+from hubbub.queries.content_access import group_readable_streams_of
 from hubbub.queries.message_dicts import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_PERSONAL,
@@ -144,6 +145,8 @@ async def readable_history_ids(conn: AsyncConnection, user: User, ids: list[int]
     that lock or refuses a row for a message deleted meanwhile."""
     found: set[int] = set()
     for part in chunks(ids):
+        # Private streams read through groups granting content access (feature level 354).
+        granted = await group_readable_streams_of(conn, user, part)
         found.update(
             (
                 await conn.execute(
@@ -151,7 +154,7 @@ async def readable_history_ids(conn: AsyncConnection, user: User, ids: list[int]
                     .where(
                         message.c.id.in_(part),
                         message.c.realm_id == user.realm_id,
-                        message.c.recipient_id.in_(history_recipients(user)),
+                        message.c.recipient_id.in_(history_recipients(user, granted)),
                     )
                     .with_for_update(key_share=True, of=message)
                 )
@@ -162,26 +165,21 @@ async def readable_history_ids(conn: AsyncConnection, user: User, ids: list[int]
 
 async def unsubscribed_stream_message_ids(
     conn: AsyncConnection, user_id: int, ids: list[int]
-) -> set[int]:
-    """Those of ``ids`` sent to streams the user is not subscribed to."""
+) -> dict[int, int]:
+    """Those of ``ids`` sent to streams the user is not subscribed to, with their stream."""
     subscribed = sa.exists().where(
         subscription.c.user_profile_id == user_id,
         subscription.c.stream_id == recipient.c.type_id,
         subscription.c.active,
     )
-    found: set[int] = set()
+    found: dict[int, int] = {}
     for part in chunks(ids):
-        found.update(
-            (
-                await conn.execute(
-                    sa.select(message.c.id)
-                    .join(recipient, recipient.c.id == message.c.recipient_id)
-                    .where(
-                        message.c.id.in_(part), recipient.c.type == RECIPIENT_STREAM, ~subscribed
-                    )
-                )
-            ).scalars()
+        rows = await conn.execute(
+            sa.select(message.c.id, recipient.c.type_id)
+            .join(recipient, recipient.c.id == message.c.recipient_id)
+            .where(message.c.id.in_(part), recipient.c.type == RECIPIENT_STREAM, ~subscribed)
         )
+        found.update((int(mid), int(stream_id)) for mid, stream_id in rows)
     return found
 
 

@@ -15,6 +15,7 @@ from hubbub.db.tables import message, recipient, stream, subscription, user_mess
 from hubbub.errors import JsonableError
 from hubbub.models import Stream, User
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
+from hubbub.queries.stream_permissions import has_content_access_via_groups
 
 # Zulip's user_message flag bits, in bit order (the order flag names are listed in).
 FLAG_BITS: tuple[tuple[str, int], ...] = (
@@ -111,7 +112,8 @@ async def _can_read_stream_history(conn: AsyncConnection, user: User, stream_id:
 async def can_access_stream_history(conn: AsyncConnection, user: User, target: Stream) -> bool:
     """Whether every message of the stream is readable to ``user``, rows or not: a
     web-public stream (to anyone of the realm, guests too, as in Zulip), a public stream for
-    non-guests, or a stream with shared history the user is subscribed to."""
+    non-guests, or a stream with shared history the user is subscribed to or reads through
+    a group granting content access (feature level 354)."""
     if target.is_web_public or (not target.invite_only and not user.is_guest):
         return True
     if not target.history_public_to_subscribers:
@@ -125,7 +127,9 @@ async def can_access_stream_history(conn: AsyncConnection, user: User, target: S
             )
         )
     ).first()
-    return subscribed is not None
+    if subscribed is not None:
+        return True
+    return await has_content_access_via_groups(conn, user, target)
 
 
 async def get_raw_content(conn: AsyncConnection, message_id: int) -> str:

@@ -33,3 +33,10 @@ async def count_realms(conn: AsyncConnection) -> int:
     return int(
         (await conn.execute(sa.select(sa.func.count()).select_from(realm_table))).scalar_one()
     )
+
+
+async def list_active_realms(conn: AsyncConnection) -> list[Realm]:
+    rows = await conn.execute(
+        sa.select(realm_table).where(~realm_table.c.deactivated).order_by(realm_table.c.id)
+    )
+    return [Realm.from_row(row) for row in rows]

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.models import Realm, Stream, User
 from hubbub.queries.group_settings import get_system_group_ids, members_of_group_setting_value
+from hubbub.queries.realms import get_realm_by_id
 from hubbub.realm_group_settings import (
     ADMINISTRATORS,
     EVERYONE,
@@ -115,3 +116,47 @@ async def can_administer_stream(conn: AsyncConnection, realm: Realm, user: User,
     if user.is_realm_admin:
         return True
     return await user_in_stream_setting(conn, realm, user, s, "can_administer_channel_group")
+
+
+# The settings whose members may read a private stream's messages without subscribing:
+# Zulip 10.2's groups granting content access (feature level 354). Its
+# ``can_administer_channel_group`` grants access to the stream's metadata only.
+CONTENT_ACCESS_SETTINGS = ("can_add_subscribers_group", "can_subscribe_group")
+METADATA_ACCESS_SETTINGS = ("can_administer_channel_group", *CONTENT_ACCESS_SETTINGS)
+
+
+async def user_in_any_stream_setting(
+    conn: AsyncConnection, user: User, s: Stream, names: tuple[str, ...]
+) -> bool:
+    """Whether ``user`` belongs to the group of one of the stream's settings ``names``."""
+    found = await get_realm_by_id(conn, user.realm_id)
+    if found is None:
+        return False
+    system_ids = await get_system_group_ids(conn, found.id)
+    for name in names:
+        if await user_in_stream_setting(conn, found, user, s, name, system_ids=system_ids):
+            return True
+    return False
+
+
+async def has_content_access_via_groups(conn: AsyncConnection, user: User, s: Stream) -> bool:
+    """Whether ``user`` may read the private stream ``s`` through a group granting content
+    access. Never a guest: neither setting may be "everyone"."""
+    if user.is_guest:
+        return False
+    return await user_in_any_stream_setting(conn, user, s, CONTENT_ACCESS_SETTINGS)
+
+
+async def group_readable_stream_ids(
+    conn: AsyncConnection, user: User, streams: list[Stream]
+) -> set[int]:
+    """Of ``streams`` (the caller leaves out those the user is subscribed to), the private
+    ones with shared history that the user may read through a group granting content
+    access: their whole history is readable, as to a subscriber."""
+    return {
+        s.id
+        for s in streams
+        if s.invite_only
+        and s.history_public_to_subscribers
+        and await has_content_access_via_groups(conn, user, s)
+    }

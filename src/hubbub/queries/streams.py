@@ -30,7 +30,12 @@ from hubbub.errors import JsonableError, StreamDoesNotExistError
 from hubbub.models import Stream, Subscription, User
 from hubbub.permissions import Policy
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
-from hubbub.queries.stream_permissions import stream_setting_values
+from hubbub.queries.stream_permissions import (
+    METADATA_ACCESS_SETTINGS,
+    has_content_access_via_groups,
+    stream_setting_values,
+    user_in_any_stream_setting,
+)
 
 # The send path's reads, built once: building a statement and its cache key cost more
 # than running it (docs/architecture.md, "Hot statements are built once").
@@ -319,17 +324,38 @@ async def access_stream_by_id(
         raise JsonableError("Invalid stream ID")
     sub = await get_subscription(conn, user.id, stream_id)
     subscribed = sub is not None and sub.active
-    if not subscribed and not can_access_stream_metadata(user, found, False):
-        raise JsonableError("Invalid stream ID")
-    if not allow_admin and not subscribed and found.invite_only:
+    if not await has_stream_access(conn, user, found, subscribed, content=not allow_admin):
         raise JsonableError("Invalid stream ID")
     return found, sub
+
+
+async def has_stream_access(
+    conn: AsyncConnection, user: User, target: Stream, subscribed: bool, *, content: bool
+) -> bool:
+    """Whether ``user`` may read the stream's messages (``content``) or only see it.
+
+    As in Zulip 10.2: a private stream's messages are readable to its subscribers and to
+    the members of its groups granting content access (feature level 354); it is visible
+    to those, to the organization's administrators and to its own administrators
+    (``can_administer_channel_group``, feature level 349)."""
+    if subscribed or target.is_web_public or (target.is_public and not user.is_guest):
+        return True
+    if user.is_guest:
+        return False
+    if await has_content_access_via_groups(conn, user, target):
+        return True
+    if content:
+        return False
+    return user.is_realm_admin or await user_in_any_stream_setting(
+        conn, user, target, METADATA_ACCESS_SETTINGS
+    )
 
 
 async def access_stream_by_name(conn: AsyncConnection, user: User, name: str) -> Stream:
     found = await get_stream_by_name(conn, user.realm_id, name)
     if found is None:
         raise StreamDoesNotExistError(name)
-    if not can_access_stream_metadata(user, found, await is_subscribed(conn, user.id, found.id)):
+    subscribed = await is_subscribed(conn, user.id, found.id)
+    if not await has_stream_access(conn, user, found, subscribed, content=False):
         raise StreamDoesNotExistError(name)
     return found

@@ -7,6 +7,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from hubbub.actions.stream_activity import do_mark_inactive_streams
+from hubbub.queries.realms import list_active_realms
 from hubbub.services import Services
 from hubbub.workers import push_delivery, retention, upload_cleanup
 from hubbub.workers.event_outbox import OUTBOX_INTERVAL_SECONDS, relay_event_outbox
@@ -61,6 +63,19 @@ async def prune_send_keys(services: Services) -> int:
         return await prune(conn, services.clock.now())
 
 
+async def mark_inactive_streams(services: Services) -> int:
+    """Clear ``is_recently_active`` of the streams that went quiet (feature level 323),
+    realm by realm, each in its own transaction; how many streams changed."""
+    now = services.clock.now()
+    async with services.db.read() as conn:
+        realms = await list_active_realms(conn)
+    marked = 0
+    for target in realms:
+        async with services.write() as tx:
+            marked += len(await do_mark_inactive_streams(tx, target, now))
+    return marked
+
+
 async def expire_event_queues(services: Services) -> int:
     removed = await services.bus.expire_queues(services.clock.now())
     if removed:
@@ -78,6 +93,8 @@ UPLOAD_CLEANUP_INTERVAL_SECONDS = 3600.0
 # down has none), then daily.
 STATISTICS_FIRST_SECONDS = 10.0
 STATISTICS_INTERVAL_SECONDS = 86400.0
+# Streams become inactive over months: a daily look, as Zulip's daily cron job.
+INACTIVE_STREAMS_INTERVAL_SECONDS = 86400.0
 
 
 def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
@@ -94,6 +111,11 @@ def start_background_jobs(services: Services) -> list[asyncio.Task[None]]:
             UPLOAD_CLEANUP_INTERVAL_SECONDS,
             lambda: upload_cleanup.run_once(services),
             "unclaimed uploads",
+        ),
+        (
+            INACTIVE_STREAMS_INTERVAL_SECONDS,
+            lambda: mark_inactive_streams(services),
+            "inactive streams",
         ),
     ]
     tasks = [asyncio.create_task(run_every(every, job, name)) for every, job, name in jobs]
