@@ -19,12 +19,20 @@ from hubbub.api.avatar import avatar_routes
 from hubbub.api.body_limit import BodySizeLimit, upload_limit
 from hubbub.api.direct import DirectApi
 from hubbub.api.emoji_files import emoji_routes
+from hubbub.api.headers import header
 from hubbub.api.openapi_doc import openapi_routes
 from hubbub.api.responses import json_error
 from hubbub.api.routes import build_router
 from hubbub.api.tus_routes import tus_routes
 from hubbub.api.uploads import upload_routes
-from hubbub.errors import ApiError, InternalServerError, MethodNotAllowedError, NotFoundError
+from hubbub.api.urls import served_host
+from hubbub.errors import (
+    ApiError,
+    InternalServerError,
+    InvalidSubdomainError,
+    MethodNotAllowedError,
+    NotFoundError,
+)
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 from hubbub.uploads import configure_uploads
@@ -62,13 +70,34 @@ class HubbubApp(Starlette):
     """
 
     api: DirectApi
+    settings: Settings
+    # Host names whose refusal was logged, so that a client repeating one adds no lines.
+    refused_hosts: set[str]
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Coroutine[Any, Any, None]:
+        if scope["type"] == "http" and not served_host(header(scope, b"host") or "", self.settings):
+            return _refuse_host(self.refused_hosts, scope, receive, send)
         found = self.api.find(scope)
         if found is not None:
             scope["app"] = self
             return self.api.serve(scope, receive, send, found)
         return super().__call__(scope, receive, send)
+
+
+_MAX_REFUSED_HOSTS_LOGGED = 100
+
+
+async def _refuse_host(logged: set[str], scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer a request for a name this server does not serve as for an unknown realm."""
+    host = header(scope, b"host") or ""
+    if host not in logged and len(logged) < _MAX_REFUSED_HOSTS_LOGGED:
+        logged.add(host)
+        logger.warning(
+            "refused a request for host %r: neither HUBBUB_EXTERNAL_HOST, one of its "
+            "subdomains nor a local name (docs/configuration.md)",
+            host,
+        )
+    await json_error(InvalidSubdomainError())(scope, receive, send)
 
 
 def create_app(settings: Settings, *, services: Services | None = None) -> Starlette:
@@ -104,6 +133,8 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
         ],
         lifespan=lifespan,
     )
+    app.settings = settings
+    app.refused_hosts = set()
     app.api = DirectApi(build_router(), upload_limit(settings.max_file_upload_mib))
     app.state.services = services
     return app

@@ -92,6 +92,15 @@ def zuliprc_text(email: str, api_key: str, site: str) -> str:
 OWNER_PASSWORD_FILE = "owner-password"
 
 
+def unused_path(path: Path) -> Path:
+    """``path``, or the first of ``path-2``, ``path-3``, ... that does not exist."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
+
+
 def write_private_file(path: Path, text: str) -> None:
     """Write ``text`` to a file readable by its owner only, in a directory that is too
     when this creates it."""

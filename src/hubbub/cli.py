@@ -27,6 +27,7 @@ from hubbub.bootstrap import (
     create_user_in_realm,
     ensure_first_realm,
     find_user,
+    unused_path,
     write_private_file,
     write_zuliprc,
     zuliprc_text,
@@ -38,7 +39,13 @@ from hubbub.events.outbox import store_outbox
 from hubbub.logs import configure_logging
 from hubbub.models import ROLE_NAMES, BotType, Role
 from hubbub.services import Services, build_services
-from hubbub.settings import Settings, SettingsError, load_settings, site_url
+from hubbub.settings import (
+    Settings,
+    SettingsError,
+    load_settings,
+    site_url,
+    sqlite_relative_path,
+)
 from hubbub.transaction import Tx
 
 app = typer.Typer(
@@ -68,11 +75,77 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(1)
 
 
+def warn(message: str) -> None:
+    typer.echo(f"hubbub: warning: {message}", err=True)
+
+
 def _settings(**flags: Any) -> Settings:
     try:
-        return load_settings(flags)
+        settings = load_settings(flags)
     except SettingsError as exc:
         fail(str(exc))
+    relative = sqlite_relative_path(settings)
+    if relative is not None:
+        # SQLAlchemy's sqlite:///PATH is relative; an absolute path takes four slashes.
+        warn(
+            f"the database file of {settings.database_url} is {relative}, relative to the "
+            f"working directory ({Path.cwd() / relative}); for the absolute path "
+            f"/{relative} write sqlite:////{relative}"
+        )
+    return settings
+
+
+def _check_sqlite_location(settings: Settings) -> None:
+    """Say which directory or file is wrong before SQLite says only that it is "unable to
+    open database file": its journal files are written beside the database."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.effective_database_url)
+    if url.get_backend_name() != "sqlite" or not url.database:
+        return
+    path = Path(url.database).absolute()
+    directory = path.parent
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        fail(f"cannot create the database {path}: {existing} is a file, not a directory")
+    if not _writable(existing):
+        if existing == directory:
+            fail(
+                f"cannot write the database {path}: the directory {directory} is not writable "
+                "by this user (SQLite writes its journal files beside the database)"
+            )
+        fail(f"cannot create the data directory {directory}: {existing} is not writable")
+    if path.exists() and not _writable(path):
+        fail(f"cannot write the database {path}: the file is read-only for this user")
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK | (os.X_OK if path.is_dir() else 0))
+
+
+async def _check_redis(services: Services) -> None:
+    from hubbub.redis_client import RedisError
+
+    if services.redis is None:
+        return
+    try:
+        await asyncio.wait_for(services.redis.execute_command("PING"), REDIS_CHECK_SECONDS)
+    except (RedisError, OSError, TimeoutError) as exc:
+        where = services.settings.redis_url.rsplit("@", 1)[-1]
+        reason = str(exc) or "no answer"
+        raise RedisUnavailableError(
+            f"cannot use Redis at {where} (--redis-url, HUBBUB_REDIS_URL): {reason}"
+        ) from exc
+
+
+class RedisUnavailableError(RuntimeError):
+    """Redis cannot be reached; the message is meant for the user."""
+
+
+# Seconds a command waits for Redis to answer its first PING.
+REDIS_CHECK_SECONDS = 10.0
 
 
 class CommandServices(Services):
@@ -100,10 +173,13 @@ def _run(settings: Settings, work: Callable[[Services], Awaitable[T]], *, outbox
     """Open the database (applying migrations), run ``work``, close; errors become one line.
     ``outbox``: its events are kept for a running server (``CommandServices``)."""
 
+    _check_sqlite_location(settings)
+
     async def main() -> T:
         services = command_services(settings) if outbox else build_services(settings)
         try:
             await services.db.check_reachable()
+            await _check_redis(services)
             await upgrade(services.db)
             return await work(services)
         finally:
@@ -111,7 +187,7 @@ def _run(settings: Settings, work: Callable[[Services], Awaitable[T]], *, outbox
 
     try:
         return asyncio.run(main())
-    except DatabaseUnavailableError as exc:
+    except (DatabaseUnavailableError, RedisUnavailableError) as exc:
         fail(" ".join(str(exc).split()))
     except ApiError as exc:
         fail(exc.msg)
@@ -185,7 +261,11 @@ def serve(
     first = _run(settings, ensure_first_realm, outbox=False)
     if first is not None:
         site = site_url("", settings.host, settings.port, settings.external_host)
-        zuliprc = (settings.data_dir / "zuliprc").resolve()
+        # A data directory shared with another database keeps that database's owner's
+        # files: this owner's go beside them.
+        zuliprc = unused_path((settings.data_dir / "zuliprc").resolve())
+        if zuliprc.name != "zuliprc":
+            warn(f"kept the existing zuliprc of another database's owner; this one is {zuliprc}")
         write_zuliprc(zuliprc, first.user.delivery_email, first.user.api_key, site)
         zuliprc_line = (
             f"  zuliprc:  {zuliprc}  (the official Zulip clients read it: "
@@ -202,7 +282,7 @@ def serve(
         else:
             # Output that is not a terminal ends up in a log (a service manager's journal,
             # a redirected file): the secrets go to files only their owner can read.
-            password_file = (settings.data_dir / OWNER_PASSWORD_FILE).resolve()
+            password_file = unused_path((settings.data_dir / OWNER_PASSWORD_FILE).resolve())
             write_private_file(password_file, first.password + "\n")
             typer.echo(
                 "Created the organization and its owner:\n"
@@ -268,6 +348,12 @@ def create_user(
     """Create a user; works while `hubbub serve` runs on the same database."""
     if role not in ROLE_NAMES:
         fail(f"invalid role {role!r}: choose one of {', '.join(ROLE_NAMES)}")
+    if bot or incoming_webhook:
+        if password is not None:
+            fail("bots have no password: they authenticate with their API key (omit --password)")
+        if role != "member":
+            # As POST /bots creates them; an administrator may change the role later.
+            fail("bots are created with the member role (omit --role)")
     settings = _settings(data_dir=data_dir, database_url=database_url)
 
     async def work(services: Services) -> Any:

@@ -2,11 +2,15 @@
 
 The in-memory limiter serves one process. With several worker processes the limit must be
 shared; ``RedisRateLimiter`` keeps each key's recent request times in a Redis sorted set.
+When Redis cannot be reached it counts in this process instead, so that an outage of Redis
+loosens the limit (each worker counts on its own) rather than failing every request.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -15,6 +19,24 @@ from hubbub.clock import Clock
 
 if TYPE_CHECKING:  # the Redis client is imported only by servers that use it (idle memory)
     from hubbub.redis_client import Redis
+
+logger = logging.getLogger("hubbub.ratelimit")
+
+# Seconds the limiter counts locally after Redis failed before it asks Redis again: a
+# silently unreachable Redis costs a connection timeout per attempt, not per request.
+REDIS_RETRY_SECONDS = 5.0
+
+
+class _RedisOutage:
+    """Whether the limiters of one Redis client found it unreachable, shared by all of
+    them (the request limiter and the login limits) so that an outage is logged once."""
+
+    def __init__(self) -> None:
+        # The monotonic time after which Redis is tried again; None while it works.
+        self.retry_at: float | None = None
+
+
+_OUTAGES: weakref.WeakKeyDictionary[object, _RedisOutage] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -77,7 +99,8 @@ class MemoryRateLimiter:
 
 
 class RedisRateLimiter:
-    """The same sliding window, shared by every worker through Redis."""
+    """The same sliding window, shared by every worker through Redis; a local window
+    while Redis is unreachable, with one log line when that starts and one when it ends."""
 
     def __init__(
         self, redis: Redis, limit: int, window: float, clock: Clock, namespace: str = "hubbub"
@@ -87,14 +110,56 @@ class RedisRateLimiter:
         self.window = window
         self.clock = clock
         self.namespace = namespace
+        self.fallback = MemoryRateLimiter(limit, window, clock)
+        self._outage = _OUTAGES.setdefault(redis, _RedisOutage())
 
     def _name(self, key: str) -> str:
         return f"{self.namespace}:ratelimit:{key}"
 
+    def _use_fallback(self) -> bool:
+        retry_at = self._outage.retry_at
+        return retry_at is not None and self.clock.monotonic() < retry_at
+
+    def _failed(self, exc: Exception) -> None:
+        if self._outage.retry_at is None:
+            logger.error(
+                "rate limiter: Redis unreachable (%s); counting in this process until it is back",
+                exc,
+            )
+        self._outage.retry_at = self.clock.monotonic() + REDIS_RETRY_SECONDS
+
+    def _answered(self) -> None:
+        if self._outage.retry_at is not None:
+            logger.warning("rate limiter: Redis reachable again; sharing limits through it")
+            self._outage.retry_at = None
+
     async def clear(self, key: str) -> None:
-        await self.redis.execute_command("DEL", self._name(key))
+        from hubbub.redis_client import RedisConnectionError
+
+        await self.fallback.clear(key)
+        if self._use_fallback():
+            return
+        try:
+            await self.redis.execute_command("DEL", self._name(key))
+        except (RedisConnectionError, OSError, TimeoutError) as exc:
+            self._failed(exc)
+            return
+        self._answered()
 
     async def hit(self, key: str) -> RateLimitResult:
+        from hubbub.redis_client import RedisConnectionError
+
+        if self._use_fallback():
+            return await self.fallback.hit(key)
+        try:
+            result = await self._shared_hit(key)
+        except (RedisConnectionError, OSError, TimeoutError) as exc:
+            self._failed(exc)
+            return await self.fallback.hit(key)
+        self._answered()
+        return result
+
+    async def _shared_hit(self, key: str) -> RateLimitResult:
         now = self.clock.now()
         name = self._name(key)
         async with self.redis.pipeline(transaction=True) as pipe:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -113,6 +114,71 @@ def _env_networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return entries
 
 
+# A host name (labels of letters, digits and hyphens) or a bracketed IPv6 address, and an
+# optional port: what Zulip's EXTERNAL_HOST holds (never a URL).
+_EXTERNAL_HOST = re.compile(
+    r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*"
+    r"|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$",
+    re.IGNORECASE,
+)
+_URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+
+
+def _check_external_host(value: str) -> None:
+    if value and not _EXTERNAL_HOST.match(value):
+        hint = " (without the scheme or a path)" if "/" in value else ""
+        raise SettingsError(
+            f"HUBBUB_EXTERNAL_HOST must be a host name with an optional port, such as "
+            f"chat.example.com or chat.example.com:8443{hint}, not {value!r}"
+        )
+
+
+def _check_database_url(url: str) -> None:
+    """A URL SQLAlchemy can read, naming SQLite or PostgreSQL; the message never shows
+    the URL's password."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    shown = _URL_PASSWORD.sub(r"\1***@", url)
+    try:
+        backend = make_url(url).get_backend_name()
+    except (ArgumentError, ValueError):
+        raise SettingsError(
+            f"--database-url (HUBBUB_DATABASE_URL) is not a database URL: {shown!r}; "
+            "use sqlite:///PATH or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+        ) from None
+    if backend not in ("sqlite", "postgresql"):
+        raise SettingsError(
+            f"unsupported database URL {shown!r}: use sqlite:///PATH or postgresql://USER@HOST/DB"
+        )
+
+
+def _check_redis_url(url: str) -> None:
+    # The Redis client is imported only when Redis is configured (idle memory).
+    from hubbub.redis_client import Address
+
+    try:
+        Address.from_url(url)
+    except ValueError as exc:
+        shown = str(exc).replace(url, _URL_PASSWORD.sub(r"\1***@", url))
+        raise SettingsError(f"--redis-url (HUBBUB_REDIS_URL): {shown}") from None
+
+
+def sqlite_relative_path(settings: Settings) -> Path | None:
+    """The database file, when a ``sqlite:`` URL names it relative to the working
+    directory. SQLAlchemy reads ``sqlite:///tmp/x`` (three slashes) as the relative path
+    ``tmp/x``; the absolute ``/tmp/x`` takes four (``sqlite:////tmp/x``)."""
+    if not settings.database_url.startswith("sqlite"):
+        return None
+    from sqlalchemy.engine import make_url
+
+    database = make_url(settings.database_url).database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    path = Path(database)
+    return None if path.is_absolute() else path
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
 ) -> Settings:
@@ -148,6 +214,11 @@ def load_settings(
         if value is not None:
             values[key] = Path(value) if key == "data_dir" else value
     settings = Settings(**values)
+    _check_external_host(settings.external_host)
+    if settings.database_url:
+        _check_database_url(settings.database_url)
+    if settings.redis_url:
+        _check_redis_url(settings.redis_url)
     if settings.rate_limit < 0:
         raise SettingsError("HUBBUB_RATE_LIMIT must be 0 (off) or a positive integer")
     if not 0 < settings.port < 65536:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from hubbub.actions import send_message as send_message_action
+from hubbub import rendering
 from hubbub.db.tables import message, stream, user_message
 from hubbub.queries.messages import (
     GROUP_MENTIONED,
@@ -173,13 +173,14 @@ async def test_a_send_renders_before_taking_sqlites_writer(
         await env.client("othello").post("/users/me/alert_words", {"alert_words": ["castle"]})
     )
     rendered = asyncio.Event()
-    real_render = send_message_action.render_markdown
+    # Sends render through ``rendering`` (in a worker thread when long).
+    real_render = rendering.render_markdown
 
     def render(content: str, ctx: Any) -> Any:
         rendered.set()
         return real_render(content, ctx)
 
-    monkeypatch.setattr(send_message_action, "render_markdown", render)
+    monkeypatch.setattr(rendering, "render_markdown", render)
     async with env.services.db.write():
         sending = asyncio.create_task(
             send_stream_message(env, "hamlet", "Denmark", "**the castle**")

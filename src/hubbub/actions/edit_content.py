@@ -21,11 +21,12 @@ from hubbub.actions.mention_flags import CONTENT_FLAGS, get_mention_targets
 from hubbub.actions.send_message import check_wildcard_mentions, normalize_content
 from hubbub.db.dialects import user_message_tables
 from hubbub.db.tables import user_message
-from hubbub.markdown import RenderResult, render_markdown
+from hubbub.markdown import RenderResult
 from hubbub.models import Realm, User
 from hubbub.queries.alert_words import alert_words_in_realm
 from hubbub.queries.render_context import load_render_context
 from hubbub.queries.streams import get_subscriber_ids
+from hubbub.rendering import render_markdown_off_loop
 from hubbub.transaction import Tx
 
 # The Markdown processor version stored with rendered content (the same as sending).
@@ -72,7 +73,7 @@ async def render_content_edit(
         alert_words=[w for found in words.values() for w in found],
         content=content,
     )
-    rendered = render_markdown(content, ctx)
+    rendered = await render_markdown_off_loop(content, ctx)
     if msg.stream_id is not None:
         subscribers = (await get_subscriber_ids(tx.conn, [msg.stream_id]))[msg.stream_id]
         await check_wildcard_mentions(

@@ -33,10 +33,10 @@ from hubbub.actions.send_message import (
 )
 from hubbub.db.tables import scheduled_message
 from hubbub.errors import JsonableError
-from hubbub.markdown import render_markdown
 from hubbub.models import Realm, User
 from hubbub.queries.render_context import load_render_context
 from hubbub.queries.scheduled_messages import access_scheduled_message, scheduled_message_dict
+from hubbub.rendering import render_markdown_off_loop
 from hubbub.transaction import Tx
 
 NOT_IN_FUTURE = "Scheduled delivery time must be in the future."
@@ -127,7 +127,7 @@ async def check_scheduled_message(
         ctx = await load_render_context(
             tx.conn, realm, sender, realm_url=realm_url, content=content
         )
-        rendered = render_markdown(content, ctx)
+        rendered = await render_markdown_off_loop(content, ctx)
         await check_wildcard_mentions(
             tx, realm, sender, rendered, recipient_id, topic, len(subscribers)
         )
@@ -138,7 +138,7 @@ async def check_scheduled_message(
     await check_direct_message_permission(tx.conn, realm, sender, people)
     others = sorted({u.id for u in people} - {sender.id})
     ctx = await load_render_context(tx.conn, realm, sender, realm_url=realm_url, content=content)
-    rendered = render_markdown(content, ctx)
+    rendered = await render_markdown_off_loop(content, ctx)
     return CheckedScheduledMessage(
         "private", None, others or [sender.id], "", content, rendered.html, to_self=not others
     )

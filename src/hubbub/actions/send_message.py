@@ -45,7 +45,7 @@ from hubbub.errors import (
     TopicWildcardMentionNotAllowedError,
 )
 from hubbub.events.queues import MESSAGE_MARK
-from hubbub.markdown import RenderContext, RenderResult, find_alert_words, render_markdown
+from hubbub.markdown import RenderContext, RenderResult, find_alert_words
 from hubbub.models import Realm, Stream, User
 from hubbub.permissions import (
     WILDCARD_MENTION_THRESHOLD,
@@ -65,6 +65,7 @@ from hubbub.queries.render_context import load_render_context
 from hubbub.queries.streams import get_send_stream
 from hubbub.queries.user_dicts import avatar_url
 from hubbub.queries.user_settings import get_json_user_settings
+from hubbub.rendering import render_markdown_off_loop
 from hubbub.topic_names import LEGACY_NO_TOPIC, check_topic_characters, interpret_topic_name
 from hubbub.transaction import Tx
 
@@ -234,7 +235,8 @@ async def render_send(
         content=content,
         sender_settings=sender_settings,
     )
-    return SendRendering(content, topic, sender_settings, ctx, render_markdown(content, ctx))
+    rendered = await render_markdown_off_loop(content, ctx)
+    return SendRendering(content, topic, sender_settings, ctx, rendered)
 
 
 async def render_before_writing(

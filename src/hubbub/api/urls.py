@@ -7,12 +7,18 @@ of theirs. hubbub does the same with ``HUBBUB_EXTERNAL_HOST``; without one, it n
 itself by the address it serves, taking the Host header's spelling only when that names
 this machine ("localhost" and its realm subdomains, a loopback address, or the address
 it listens on), so that a client reaching it as ``localhost:9991`` is told that.
+
+It also answers only to the names it serves (``served_host``), as Zulip's allowed hosts
+do: a page on another site whose name an attacker points at this server's address (DNS
+rebinding) must not get answers, nor a cache keyed by the name it asked for.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
+import socket
 from typing import TYPE_CHECKING
 
 from hubbub.api.auth import DEFAULT_ROOT_DOMAIN
@@ -85,3 +91,49 @@ def _split_host(host: str) -> tuple[str | None, str]:
 
 def _bracketed(name: str) -> str:
     return f"[{name}]" if ":" in name else name
+
+
+def served_host(host: str, settings: Settings) -> bool:
+    """Whether the server answers a request whose Host header is ``host``.
+
+    With an external host configured: that host and its subdomains (the realms on them),
+    plus "localhost" and loopback addresses for the machine's own checks. Without one:
+    names that no public DNS name can stand for, so that DNS rebinding cannot reach the
+    server: addresses, names of one label ("localhost", a machine's name), subdomains of
+    "localhost", the machine's host name and the address the server listens on.
+    """
+    return _served(host, settings.external_host.lower(), settings.host.lower())
+
+
+@functools.lru_cache(maxsize=1024)
+def _served(host: str, external_host: str, listen_host: str) -> bool:
+    name, port = _split_host(host.strip().lower())
+    if name is None:
+        return not external_host and not host.strip()
+    if port and not _PORT.match(port):
+        return False
+    if listen_host not in _WILDCARD_ADDRESSES and name == listen_host:
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        address = None
+    if address is not None:
+        return address.is_loopback or not external_host
+    if name == DEFAULT_ROOT_DOMAIN:
+        return True
+    if external_host:
+        root = _split_host(external_host)[0] or external_host
+        return name == root or (name.endswith("." + root) and _labels(name[: -len(root) - 1]))
+    if name.endswith("." + DEFAULT_ROOT_DOMAIN):
+        return _labels(name[: -len(DEFAULT_ROOT_DOMAIN) - 1])
+    return bool(_LABEL.match(name)) or name == _machine_name()
+
+
+def _labels(subdomain: str) -> bool:
+    return all(_LABEL.match(label) for label in subdomain.split("."))
+
+
+@functools.cache
+def _machine_name() -> str:
+    return socket.gethostname().lower()
