@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import configparser
 import contextlib
 import gc
 import math
@@ -421,6 +422,11 @@ class Server:
             conn.close()
 
     def owner_credentials(self) -> tuple[str, str]:
+        """The first owner's email and API key: from the zuliprc ``hubbub serve`` writes
+        (it prints the key only on a terminal), else from its output."""
+        zuliprc = configparser.ConfigParser()
+        if zuliprc.read(self.workdir / "data" / "zuliprc") and zuliprc.has_section("api"):
+            return zuliprc["api"]["email"], zuliprc["api"]["key"]
         text = self.stdout_path.read_text()
         email = re.search(r"^\s+Email:\s+(\S+)", text, re.MULTILINE)
         api_key = re.search(r"^\s+API key:\s+(\S+)", text, re.MULTILINE)
