@@ -75,6 +75,16 @@ MAX_MESSAGE_ID = 2**31 - 1
 RESOLVED_TOPIC_PREFIX = "✔ "
 
 
+def is_resolve_or_unresolve(old_topic: str, new_topic: str) -> bool:
+    """Whether a topic change only adds or removes the resolved mark."""
+    mark = RESOLVED_TOPIC_PREFIX
+    if new_topic.startswith(mark) and not old_topic.startswith(mark):
+        return new_topic[len(mark) :] == old_topic
+    if old_topic.startswith(mark) and not new_topic.startswith(mark):
+        return old_topic[len(mark) :] == new_topic
+    return False
+
+
 @dataclass(frozen=True)
 class NarrowTerm:
     operator: str

@@ -11,7 +11,8 @@ import orjson
 import sqlalchemy as sa
 
 from hubbub.db.tables import message, stream
-from hubbub.queries.edit_timestamps import edit_timestamps, is_move, only_resolves
+from hubbub.narrow import is_resolve_or_unresolve
+from hubbub.queries.edit_timestamps import edit_timestamps, is_move
 from tests.events.verify import register, verify_action
 from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
@@ -58,8 +59,8 @@ def test_timestamps_from_history() -> None:
     assert edit_timestamps(entries) == (30, 20)
     assert edit_timestamps(entries[:1]) == (None, None)
     assert edit_timestamps([]) == (None, None)
-    assert only_resolves("a", "✔ a") and only_resolves("✔ a", "a")
-    assert not only_resolves("a", "✔ b") and not only_resolves("✔ a", "✔ a")
+    assert is_resolve_or_unresolve("a", "✔ a") and is_resolve_or_unresolve("✔ a", "a")
+    assert not is_resolve_or_unresolve("a", "✔ b") and not is_resolve_or_unresolve("✔ a", "✔ a")
     # A resolve that also changes the stream is a move.
     assert is_move({"timestamp": 1, "prev_topic": "a", "topic": "✔ a", "prev_stream": 1})
 

@@ -29,7 +29,7 @@ from hubbub.actions.send_message import check_stream_post_permission, normalize_
 from hubbub.db.tables import message, recipient, stream, submessage, user_message
 from hubbub.errors import JsonableError, MoveMessagesTimeLimitError
 from hubbub.models import Realm, Stream, User
-from hubbub.narrow import RESOLVED_TOPIC_PREFIX
+from hubbub.narrow import is_resolve_or_unresolve
 from hubbub.permissions import user_has_permission
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from hubbub.queries.messages import can_access_stream_history
@@ -153,16 +153,6 @@ async def _is_widget(conn: AsyncConnection, message_id: int) -> bool:
         sa.select(submessage.c.id).where(submessage.c.message_id == message_id).limit(1)
     )
     return found.first() is not None
-
-
-def is_resolve_or_unresolve(old_topic: str, new_topic: str) -> bool:
-    """Whether a topic change only adds or removes the resolved mark."""
-    mark = RESOLVED_TOPIC_PREFIX
-    if new_topic.startswith(mark) and not old_topic.startswith(mark):
-        return new_topic[len(mark) :] == old_topic
-    if old_topic.startswith(mark) and not new_topic.startswith(mark):
-        return old_topic[len(mark) :] == new_topic
-    return False
 
 
 async def check_topic_edit_permission(

@@ -13,21 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hubbub.narrow import RESOLVED_TOPIC_PREFIX
+from hubbub.narrow import is_resolve_or_unresolve
 
 # A history key that Zulip stopped sending at feature level 284 (an internal detail of
 # its renderer); entries written before then may still hold it.
 DROPPED_ENTRY_KEYS = ("prev_rendered_content_version",)
-
-
-def only_resolves(old_topic: str, new_topic: str) -> bool:
-    """Whether a topic change only adds or removes the resolved mark."""
-    mark = RESOLVED_TOPIC_PREFIX
-    if new_topic.startswith(mark) and not old_topic.startswith(mark):
-        return new_topic[len(mark) :] == old_topic
-    if old_topic.startswith(mark) and not new_topic.startswith(mark):
-        return old_topic[len(mark) :] == new_topic
-    return False
 
 
 def is_move(entry: dict[str, Any]) -> bool:
@@ -37,7 +27,7 @@ def is_move(entry: dict[str, Any]) -> bool:
         return True
     if "prev_topic" not in entry:
         return False
-    return not only_resolves(str(entry["prev_topic"]), str(entry.get("topic", "")))
+    return not is_resolve_or_unresolve(str(entry["prev_topic"]), str(entry.get("topic", "")))
 
 
 def edit_timestamps(entries: Iterable[dict[str, Any]]) -> tuple[int | None, int | None]:
