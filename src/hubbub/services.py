@@ -8,9 +8,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from hubbub.clock import Clock, SystemClock
 from hubbub.db.engine import Database
 from hubbub.events.bus import EventBus, MemoryEventBus, Notice
+from hubbub.events.durable_queues import DurableQueues
 from hubbub.events.outbox import store_outbox
 from hubbub.login_limits import LoginGuard, build_login_guard
 from hubbub.outages import OutageLog
@@ -51,12 +54,26 @@ class Services:
         async with self.db.write() as conn:
             tx = Tx(conn, self.subscribers)
             yield tx
+            tx.notices = await self.journal(conn, tx.notices)
         # A realm_user event means a user changed: the presence answers name users.
         self.presence.forget(n.realm_id for n in tx.notices if n.event["type"] == "realm_user")
         self.presence.written(tx.presence_writes)
         await self.publish_committed(tx.notices, tx.stale_credentials)
         for job in tx.after_commit:
             await job()
+
+    async def journal(self, conn: AsyncConnection, notices: list[Notice]) -> list[Notice]:
+        """On SQLite, keep the events of the write transaction ``conn`` in it, for the
+        event queues to survive a crash (``events/durable_queues.py``); the notices to
+        publish once it has committed."""
+        if not notices or not self.journaling:
+            return notices
+        assert isinstance(self.bus, MemoryEventBus)
+        return await self.bus.journal(conn, notices)
+
+    @property
+    def journaling(self) -> bool:
+        return isinstance(self.bus, MemoryEventBus) and self.bus.journaling
 
     async def publish_committed(self, notices: list[Notice], stale_credentials: set[int]) -> None:
         """Publish a committed transaction's events (credentials first). When the bus is
@@ -67,6 +84,9 @@ class Services:
             if stale_credentials:
                 await self.bus.forget_credentials(sorted(stale_credentials))
             if notices:
+                if self.journaling and any(n.seq is None for n in notices):
+                    async with self.db.write() as conn:
+                        notices = await self.journal(conn, notices)
                 await self.bus.publish(notices)
         except self.bus_errors() as exc:
             if not self.bus_down:
@@ -96,7 +116,9 @@ class Services:
         await self.db.dispose()
 
 
-def build_bus(settings: Settings, clock: Clock, redis: Redis | None) -> EventBus:
+def build_bus(
+    settings: Settings, clock: Clock, redis: Redis | None, db: Database | None = None
+) -> EventBus:
     if redis is not None:
         from hubbub.events.redis_bus import RedisEventBus
 
@@ -111,6 +133,12 @@ def build_bus(settings: Settings, clock: Clock, redis: Redis | None) -> EventBus
     return MemoryEventBus(
         clock,
         state_file=settings.data_dir / "event_queues.json" if settings.persist_queues else None,
+        # On SQLite (one writer) the queues are kept in the database as they change.
+        durable=(
+            DurableQueues(db)
+            if db is not None and settings.persist_queues and db.serializes_writes
+            else None
+        ),
         heartbeat_seconds=settings.heartbeat_seconds,
         max_queues_per_user=settings.max_queues_per_user,
         max_queue_bytes=settings.max_queue_kib * 1024,
@@ -138,12 +166,13 @@ def build_services(settings: Settings, *, clock: Clock | None = None) -> Service
         from hubbub.redis_client import Redis
 
         redis = Redis.from_url(settings.redis_url)
+    db = Database(settings.effective_database_url)
     return Services(
         settings=settings,
-        db=Database(settings.effective_database_url),
+        db=db,
         clock=clock,
         rate_limiter=build_rate_limiter(settings, clock, redis),
-        bus=build_bus(settings, clock, redis),
+        bus=build_bus(settings, clock, redis, db),
         login_guard=build_login_guard(
             settings.login_attempts_per_address, clock, redis, settings.redis_namespace
         ),

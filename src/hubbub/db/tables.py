@@ -866,6 +866,38 @@ event_outbox = sa.Table(
     sa.Column("created", sa.Double, nullable=False),
 )
 
+# The in-memory bus's queues on SQLite, kept across a crash (``events/durable_queues.py``):
+# each registration, and where replaying the journal below rebuilds its events from.
+event_queue_saved = sa.Table(
+    "event_queue_saved",
+    metadata,
+    sa.Column("queue_id", sa.String(64), primary_key=True),
+    sa.Column("spec", sa.Text, nullable=False),
+    # The queue's events after ``base_id`` are the journal's events after ``base_seq``.
+    sa.Column("base_id", sa.BigInteger, nullable=False),
+    sa.Column("base_seq", sa.BigInteger, nullable=False),
+)
+
+# Every event published to those queues, in publishing order, written in the transaction
+# of the change it describes; trimmed once every queue has acknowledged it.
+event_journal = sa.Table(
+    "event_journal",
+    metadata,
+    # SQLite's INTEGER PRIMARY KEY is the row id itself (no second index).
+    sa.Column(
+        "seq",
+        sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    sa.Column("realm_id", sa.Integer, nullable=True),
+    # Set: an event already shaped for this one queue (saved queues of an older server).
+    sa.Column("queue_id", sa.String(64), nullable=True),
+    sa.Column("event", sa.Text, nullable=False),
+    sa.Column("user_ids", sa.Text, nullable=False),
+    sa.Column("public_stream_except", sa.Text, nullable=True),
+)
+
 
 def stored_tables(dialect: str) -> list[sa.Table]:
     """The tables that hold rows on ``dialect``'s database, in dependency order: tables.py's,

@@ -29,6 +29,7 @@ async def relay_event_outbox(services: Services) -> int:
     while True:
         async with services.db.write() as conn:
             claimed = await claim_outbox(conn)
+            claimed.notices = await services.journal(conn, claimed.notices)
         taken += claimed.rows
         # As ``Services.write`` does after a commit: presence answers forget realms whose
         # users changed, then credentials and events are published, or go back into the
