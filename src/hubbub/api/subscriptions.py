@@ -29,7 +29,11 @@ from hubbub.api.realm import AnonymousGroup
 from hubbub.errors import JsonableError
 from hubbub.models import Realm, Stream, User
 from hubbub.permissions import user_has_permission
-from hubbub.queries.stream_permissions import can_administer_stream, user_in_stream_setting
+from hubbub.queries.stream_permissions import (
+    can_administer_stream,
+    has_content_access_via_groups,
+    user_in_stream_setting,
+)
 from hubbub.queries.streams import (
     access_stream_by_id,
     access_stream_by_name,
@@ -115,7 +119,7 @@ def _check_subscription_requests(
 
 
 async def _may_subscribe(
-    conn: AsyncConnection, realm: Realm, user: User, target: Stream, subscribed: bool
+    conn: AsyncConnection, user: User, target: Stream, subscribed: bool
 ) -> bool:
     """Whether ``user`` may subscribe to ``target``: a stream they can read, or a private
     one whose ``can_subscribe_group`` or ``can_add_subscribers_group`` holds them (feature
@@ -126,10 +130,7 @@ async def _may_subscribe(
         return target.is_web_public
     if not target.invite_only:
         return True
-    for setting in ("can_subscribe_group", "can_add_subscribers_group"):
-        if await user_in_stream_setting(conn, realm, user, target, setting):
-            return True
-    return False
+    return await has_content_access_via_groups(conn, user, target)
 
 
 async def _may_add_others(
@@ -242,7 +243,7 @@ async def _add_subscriptions(
                 to_create.append((name, description))
             continue
         on_it = await is_subscribed(tx.conn, me.id, found.id)
-        if not await _may_subscribe(tx.conn, realm, me, found, on_it):
+        if not await _may_subscribe(tx.conn, me, found, on_it):
             unauthorized.append(found.name)
         elif found not in existing:
             if others and not await _may_add_others(tx.conn, realm, me, found, on_it):
