@@ -25,14 +25,16 @@ def _outage_lines(caplog: pytest.LogCaptureFixture, text: str) -> int:
 
 @pytest.fixture
 async def relayed_postgres(settings: Settings) -> AsyncIterator[tuple[Settings, CuttableRelay]]:
+    # Only PostgreSQL is reached over the network; the tests using this fixture run on it
+    # alone (their ``database_url`` parameter).
     url = make_url(settings.database_url)
-    if url.get_backend_name() != "postgresql":
-        pytest.skip("the database is reached over the network only on PostgreSQL")
+    assert url.get_backend_name() == "postgresql"
     async with cuttable_relay(url.host or "127.0.0.1", url.port or 5432) as relay:
         through = url.set(host="127.0.0.1", port=relay.port)
         yield settings.with_(database_url=through.render_as_string(hide_password=False)), relay
 
 
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 async def test_database_outage_answers_503_then_recovers(
     relayed_postgres: tuple[Settings, CuttableRelay], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -57,11 +59,11 @@ async def test_database_outage_answers_503_then_recovers(
         assert _outage_lines(caplog, "working again") == 1
 
 
+# SQLite's page limit stands for a full disk.
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_sqlite_disk_full_answers_507_and_stores_nothing(
     env: TestEnv, caplog: pytest.LogCaptureFixture
 ) -> None:
-    if not env.services.db.is_sqlite:
-        pytest.skip("SQLite's page limit stands for a full disk")
     async with env.services.db.write() as conn:
         pages = (await conn.execute(sa.text("PRAGMA page_count"))).scalar_one()
         await conn.execute(sa.text(f"PRAGMA max_page_count = {pages}"))
