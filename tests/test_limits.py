@@ -12,8 +12,8 @@ import asyncio
 import httpx
 
 from hubbub.api.body_limit import MAX_BODY_BYTES, MIB
-from hubbub.narrow import MAX_NARROW_TERMS
 from hubbub.queries.message_fetch import MAX_MESSAGES_PER_FETCH
+from hubbub.queries.narrow import MAX_NARROW_TERMS
 from hubbub.settings import Settings
 from tests.helpers import API, TestEnv, assert_error, assert_success, basic_auth, running_env
 from tests.messages_helpers import send_stream_message

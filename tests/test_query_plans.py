@@ -15,11 +15,11 @@ from hubbub.actions.message_flags import _flag_update
 from hubbub.db.dialects import ids_argument, sqlite_staged, user_message_tables
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
-from hubbub.events.message_state import _UNREAD_ROWS
 from hubbub.queries.alert_words import _REALM_ALERT_WORDS
 from hubbub.queries.message_fetch import own_matches
 from hubbub.queries.streams import _SUBSCRIBERS, get_subscriber_ids
 from hubbub.queries.users import _LOGIN_CANDIDATES
+from hubbub.register.message_state import _UNREAD_ROWS
 from hubbub.search.sqlite import nearest_hits
 from tests.helpers import TestEnv
 

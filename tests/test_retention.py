@@ -211,7 +211,7 @@ async def test_events_bring_register_state_up_to_date(env: TestEnv) -> None:
     await send_direct_message(env, "hamlet", ["othello", "iago"], "a group one")
     _advance(env, 1)
     # Each conversation keeps a newer (unread) message: the state's fallback for a deleted
-    # newest message is then exact (see events/message_delete_state.py).
+    # newest message is then exact (see register/message_delete_state.py).
     kept = [
         await send_stream_message(env, "hamlet", "Denmark", "kept"),
         await send_direct_message(env, "hamlet", ["othello"], "kept"),

@@ -12,9 +12,9 @@ import sqlalchemy as sa
 
 from hubbub import search
 from hubbub.db.tables import message, user_message
-from hubbub.narrow import parse_narrow
-from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries import message_fetch
+from hubbub.queries.narrow import parse_narrow
+from hubbub.queries.narrow_sql import build_narrow_query
 from hubbub.search import highlight_html, highlight_topic
 from hubbub.search import postgresql as search_postgresql
 from hubbub.search import sqlite as search_sqlite

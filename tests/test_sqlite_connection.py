@@ -214,7 +214,7 @@ async def test_connections_go_back_to_their_pool_without_a_task(
             await conn.execute(sa.text("SELECT * FROM no_such_table"))
     assert tasks == []
     # The reader was kept for the next read after the failure (none is in use).
-    assert db.kept_readers is not None and db.kept_readers.in_use == 0
+    assert db.reader_pool is not None and db.reader_pool.in_use == 0
     async with db.write() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 4
     # An invalidated writer is closed the SQLAlchemy way, and the next write reconnects.
@@ -285,7 +285,7 @@ async def test_a_cancelled_read_gives_its_connection_back(db: Database) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert db.kept_readers is not None and db.kept_readers.in_use == 0
+    assert db.reader_pool is not None and db.reader_pool.in_use == 0
     async with db.read() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar() == 3
 
@@ -479,10 +479,10 @@ def test_syncing_the_database_file_keeps_one_descriptor_open(tmp_path: Path) -> 
 
 async def test_read_connections_are_kept_between_transactions(db: Database) -> None:
     """A read transaction takes the connection the last one gave back: no checkout from
-    SQLAlchemy's pool and no close (``db/kept_readers.py``); the pool's bound holds, a
+    SQLAlchemy's pool and no close (``db/reader_pool.py``); the pool's bound holds, a
     transaction past it waits for the next connection given back, first come first
     served, and a connection that cannot be reused is closed and its place freed."""
-    kept = db.kept_readers
+    kept = db.reader_pool
     assert kept is not None
     async with db.read() as conn:
         first = await conn.get_raw_connection()

@@ -17,9 +17,9 @@ from hubbub.events.durable_queues import DurableQueues
 from hubbub.events.outbox import store_outbox
 from hubbub.login_limits import LoginGuard, build_login_guard
 from hubbub.outages import OutageLog
-from hubbub.queries.kept_subscribers import KeptSubscribers
-from hubbub.queries.people import KeptPeople
+from hubbub.queries.people import PeopleCache
 from hubbub.queries.presence import PresenceAnswers
+from hubbub.queries.subscriber_cache import SubscriberCache
 from hubbub.ratelimit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
@@ -41,8 +41,8 @@ class Services:
     login_guard: LoginGuard
     redis: Redis | None = None
     presence: PresenceAnswers = field(default_factory=PresenceAnswers)
-    people: KeptPeople = field(default_factory=KeptPeople)
-    subscribers: KeptSubscribers = field(default_factory=KeptSubscribers)
+    people: PeopleCache = field(default_factory=PeopleCache)
+    subscribers: SubscriberCache = field(default_factory=SubscriberCache)
     # Whether the last publish failed for an unreachable bus: one log line per outage.
     bus_down: bool = False
     # The database, Redis or disk failures requests are meeting (one log line each).

@@ -51,3 +51,17 @@ def message_for_client(item: dict[str, Any], *, allow_empty_topic_name: bool) ->
     if allow_empty_topic_name or item.get("type") != "stream" or item.get("subject") != "":
         return item
     return {**item, "subject": EMPTY_TOPIC_DISPLAY_NAME}
+
+
+# Zulip marks a resolved topic with this prefix.
+RESOLVED_TOPIC_PREFIX = "✔ "
+
+
+def is_resolve_or_unresolve(old_topic: str, new_topic: str) -> bool:
+    """Whether a topic change only adds or removes the resolved mark."""
+    mark = RESOLVED_TOPIC_PREFIX
+    if new_topic.startswith(mark) and not old_topic.startswith(mark):
+        return new_topic[len(mark) :] == old_topic
+    if old_topic.startswith(mark) and not new_topic.startswith(mark):
+        return old_topic[len(mark) :] == new_topic
+    return False

@@ -17,8 +17,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.events.bus import Notice
-from hubbub.queries.kept_subscribers import KeptSubscribers
 from hubbub.queries.presence import PresenceWrite
+from hubbub.queries.subscriber_cache import SubscriberCache
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Tx:
     conn: AsyncConnection
     # The process's kept stream subscribers (``Services.subscribers``), which a send
     # reads instead of the stream's subscription rows while they are current.
-    subscribers: KeptSubscribers
+    subscribers: SubscriberCache
     notices: list[Notice] = field(default_factory=list)
     # Work that must wait for the commit (removing a deleted upload's file, waking the
     # scheduler): run after the events are published, never after a rollback.

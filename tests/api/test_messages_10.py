@@ -11,8 +11,8 @@ import orjson
 import sqlalchemy as sa
 
 from hubbub.db.tables import message, stream
-from hubbub.narrow import is_resolve_or_unresolve
 from hubbub.queries.edit_timestamps import edit_timestamps, is_move
+from hubbub.topic_names import is_resolve_or_unresolve
 from tests.events.verify import register, verify_action
 from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message

@@ -18,7 +18,7 @@ from hubbub.clock import FakeClock
 from hubbub.db.engine import Database
 from hubbub.db.tables import presence_sequence, realm, user_presence, user_setting
 from hubbub.queries import presence as presence_queries
-from hubbub.queries.kept_subscribers import KeptSubscribers
+from hubbub.queries.subscriber_cache import SubscriberCache
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
 from tests.helpers import TestEnv, assert_success, running_env
@@ -77,7 +77,7 @@ async def _ping_elsewhere(env: TestEnv, user: str, log_time: int) -> None:
 async def _write_with(db: Database, env: TestEnv, user: str, log_time: int = START) -> int:
     """An "active" report of ``user`` at ``log_time`` written through ``db``; its update id."""
     async with db.write() as conn:
-        tx = Tx(conn, KeptSubscribers())
+        tx = Tx(conn, SubscriberCache())
         await do_update_user_presence(
             tx, env.realm, env.users[user], log_time, "active", now=float(log_time)
         )
@@ -283,7 +283,7 @@ async def test_no_update_is_missed_with_two_writers(
     polled: dict[str, Any] = {}
     try:
         async with first.write() as conn:
-            tx = Tx(conn, KeptSubscribers())
+            tx = Tx(conn, SubscriberCache())
             await do_update_user_presence(
                 tx, env.realm, env.users["othello"], START, "active", now=START
             )

@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from hubbub import ZULIP_FEATURE_LEVEL
-from hubbub.events.state import apply_event
+from hubbub.register.state import apply_event
 from hubbub.search.stop_words import POSTGRESQL_ENGLISH_STOP_WORDS
 from tests.helpers import TestEnv, assert_success
 from tests.zulip_reference import base_path, read_base

@@ -10,9 +10,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from hubbub.db.tables import subscription
-from hubbub.events.message_delete_state import apply
 from hubbub.events.queues import DELETE_FORM_MARK, QueueSpec, shape_event
 from hubbub.queries.messages import READ, STARRED
+from hubbub.register.message_delete_state import apply
 from tests.events.verify import register, verify_action
 from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, add_user_message_flags, assert_success

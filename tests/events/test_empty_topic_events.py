@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hubbub.events.queues import QueueSpec, shape_event
-from hubbub.narrow import check_narrow
+from hubbub.queries.narrow import check_narrow
 from tests.events.verify import register, verify_action
 from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import send_stream_message

@@ -181,7 +181,7 @@ async def test_reacting_unmutes_in_a_muted_stream(env: TestEnv) -> None:
     message_id = await send_stream_message(env, "hamlet", "Denmark", topic="lunch")
     othello = env.users["othello"]
     # Read, so the unread count does not depend on the topic's policy: applying a
-    # user_topic event does not recount unread_msgs yet (events/stream_state.py).
+    # user_topic event does not recount unread_msgs yet (register/stream_state.py).
     async with env.services.db.write() as conn:
         await add_user_message_flags(conn, READ, user_id=othello.id)
     await _set(

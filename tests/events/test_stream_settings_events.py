@@ -10,10 +10,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hubbub.actions.realm_settings import do_set_realm_property
-from hubbub.events.state import apply_event
 from hubbub.models import Stream
 from hubbub.queries.streams import get_stream_by_name
 from hubbub.queries.user_groups import get_group_id_by_name
+from hubbub.register.state import apply_event
 from tests.events.verify import normalized, register, verify_action
 from tests.helpers import TestEnv, assert_success
 

@@ -6,8 +6,8 @@ import copy
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from hubbub.events.state import apply_event
 from hubbub.models import User
+from hubbub.register.state import apply_event
 from tests.helpers import TestEnv, assert_success
 
 # Keys that legitimately differ between two registrations.

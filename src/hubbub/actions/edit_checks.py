@@ -29,11 +29,11 @@ from hubbub.actions.send_message import check_stream_post_permission, normalize_
 from hubbub.db.tables import message, recipient, stream, submessage, user_message
 from hubbub.errors import JsonableError, MoveMessagesTimeLimitError
 from hubbub.models import Realm, Stream, User
-from hubbub.narrow import is_resolve_or_unresolve
 from hubbub.permissions import user_has_permission
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from hubbub.queries.messages import can_access_stream_history
 from hubbub.queries.streams import access_stream_by_id
+from hubbub.topic_names import is_resolve_or_unresolve
 
 # Zulip allows an edit this long past a limit: its web app offers editing up to 15 s past
 # it, and a request needs time to arrive.

@@ -53,12 +53,16 @@ from hubbub.db.tables import message, stream, user_message
 from hubbub.errors import JsonableError
 from hubbub.markdown import RenderContext, topic_links
 from hubbub.models import Realm, Stream, User
-from hubbub.narrow import RESOLVED_TOPIC_PREFIX
 from hubbub.queries.attachments import get_detached_uploads, get_linked_attachment_ids
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.messages import access_message, flag_names
 from hubbub.queries.streams import get_subscriber_ids
-from hubbub.topic_names import EMPTY_TOPIC_DISPLAY_NAME, LEGACY_NO_TOPIC, interpret_topic_name
+from hubbub.topic_names import (
+    EMPTY_TOPIC_DISPLAY_NAME,
+    LEGACY_NO_TOPIC,
+    RESOLVED_TOPIC_PREFIX,
+    interpret_topic_name,
+)
 from hubbub.transaction import Tx
 
 

@@ -30,8 +30,6 @@ from hubbub.db.dialects import (
 )
 from hubbub.errors import JsonableError
 from hubbub.models import User
-from hubbub.narrow import NarrowTerm
-from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries.message_fetch import fetch_window, first_unread_anchor
 from hubbub.queries.message_flags import (
     DEFAULT_HISTORICAL_FLAGS,
@@ -44,6 +42,8 @@ from hubbub.queries.message_flags import (
     unsubscribed_stream_message_ids,
 )
 from hubbub.queries.messages import flag_is
+from hubbub.queries.narrow import NarrowTerm
+from hubbub.queries.narrow_sql import build_narrow_query
 from hubbub.transaction import Tx
 
 

@@ -30,7 +30,12 @@ from hubbub.credentials import hash_password
 from hubbub.db.dialects import for_name
 from hubbub.db.tables import draft, realm, realm_user_default, user_profile, user_setting
 from hubbub.models import Realm, User
-from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, can_access_delivery_email
+from hubbub.queries.user_dicts import (
+    GRAVATAR_URL,
+    api_email,
+    avatar_url,
+    can_access_delivery_email,
+)
 from hubbub.queries.user_settings import (
     get_stored_realm_user_defaults,
     get_stored_user_settings,
@@ -147,8 +152,6 @@ async def _notify_export_consent(tx: Tx, user: User, consented: bool) -> None:
 
 
 async def _change_email_visibility(tx: Tx, user: User, visibility: int) -> User:
-    # Imported here: hubbub.actions.users imports this module for user creation.
-    from hubbub.actions.users import api_email
 
     new_email = api_email(user.id, user.delivery_email, visibility)
     await tx.conn.execute(

@@ -25,6 +25,7 @@ from hubbub.actions.streams import notify_subscriber_activity, subscribe_to_defa
 from hubbub.actions.unique_names import check_unique_full_name
 from hubbub.actions.user_events import notify_user_created, notify_user_updated
 from hubbub.actions.user_groups import do_update_role_groups
+from hubbub.actions.user_settings import do_copy_realm_user_defaults
 from hubbub.credentials import generate_api_key, hash_password, is_strong_password
 from hubbub.db.tables import user_profile
 from hubbub.errors import (
@@ -35,6 +36,7 @@ from hubbub.errors import (
 )
 from hubbub.models import EmailVisibility, Realm, Role, User
 from hubbub.queries.realms import get_realm_by_id
+from hubbub.queries.user_dicts import api_email
 from hubbub.queries.users import (
     count_active_humans,
     count_active_owners,
@@ -51,8 +53,6 @@ MIN_NAME_LENGTH = 2
 _NAME_FORBIDDEN = set('*`\\>"@')
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 _DOMAIN_LABEL_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
-# A dummy address stands in for the real one when its owner hides it (feature level 163).
-DUMMY_EMAIL_DOMAIN = "hubbub.invalid"
 
 
 def check_full_name(raw: str) -> str:
@@ -96,12 +96,6 @@ def check_role(role: int) -> Role:
         return Role(role)
     except ValueError:
         raise JsonableError("Invalid role") from None
-
-
-def api_email(user_id: int, delivery_email: str, visibility: int) -> str:
-    if visibility == EmailVisibility.EVERYONE:
-        return delivery_email
-    return f"user{user_id}@{DUMMY_EMAIL_DOMAIN}"
 
 
 async def check_create_user(
@@ -178,10 +172,7 @@ async def do_create_user(
             .where(user_profile.c.id == user_id)
             .values(email=api_email(user_id, email, visibility))
         )
-    # New users start from the realm's defaults for their settings (feature level 96);
-    # imported here because that module uses this one.
-    from hubbub.actions.user_settings import do_copy_realm_user_defaults
-
+    # New users start from the realm's defaults for their settings (feature level 96).
     await do_copy_realm_user_defaults(tx, realm, user_id)
     user = await get_user_by_id(conn, realm.id, user_id)
     assert user is not None

@@ -15,9 +15,9 @@ from hubbub.events.queues import (
     MAX_QUEUE_LIFESPAN_SECONDS,
     QueueSpec,
 )
-from hubbub.events.state import apply_event, fetch_initial_state
-from hubbub.narrow import check_narrow
+from hubbub.queries.narrow import check_narrow
 from hubbub.queries.users import access_user_by_id
+from hubbub.register.state import apply_event, fetch_initial_state
 
 # Capabilities Zulip 8.0 clients may announce; each is a boolean.
 CLIENT_CAPABILITIES = frozenset(

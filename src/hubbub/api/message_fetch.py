@@ -8,8 +8,6 @@ from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param
 from hubbub.db.tables import message
 from hubbub.errors import ApiError, JsonableError
-from hubbub.narrow import parse_narrow
-from hubbub.narrow_sql import build_narrow_query
 from hubbub.queries.message_fetch import (
     MAX_MESSAGES_PER_FETCH,
     fetch_window,
@@ -17,6 +15,8 @@ from hubbub.queries.message_fetch import (
     message_objects,
     parse_anchor,
 )
+from hubbub.queries.narrow import parse_narrow
+from hubbub.queries.narrow_sql import build_narrow_query
 from hubbub.search import highlight_html, highlight_topic
 
 

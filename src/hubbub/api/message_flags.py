@@ -16,10 +16,10 @@ from hubbub.actions.message_flags import (
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
 from hubbub.errors import JsonableError
-from hubbub.narrow import parse_narrow
 from hubbub.queries.message_fetch import parse_anchor
 from hubbub.queries.message_flags import get_read_receipt_user_ids, user_has_message_in_topic
 from hubbub.queries.messages import access_message
+from hubbub.queries.narrow import parse_narrow
 from hubbub.queries.streams import access_stream_by_id
 
 # Zulip bounds one narrow update to 5,000 messages (one transaction's worth).

@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from hubbub.db import dialects
-from hubbub.db.kept_readers import KeptReaders
+from hubbub.db.reader_pool import ReaderPool
 from hubbub.db.writer_lock import WriterLock
 
 
@@ -78,12 +78,12 @@ class Database:
         self._closes_inline: bool = self.dialect.CLOSES_INLINE
         # Whether ``checkpoint`` ran: this process is the one that checkpoints.
         self._owns_checkpoints = False
-        # SQLite's readers stay open between read transactions (``db/kept_readers.py``),
+        # SQLite's readers stay open between read transactions (``db/reader_pool.py``),
         # as many as its pool allows.
-        self.kept_readers: KeptReaders | None = None
+        self.reader_pool: ReaderPool | None = None
         if self.is_sqlite:
             pool = self.dialect.ENGINE_KWARGS
-            self.kept_readers = KeptReaders(
+            self.reader_pool = ReaderPool(
                 self.read_engine, pool["pool_size"] + pool["max_overflow"], pool["pool_timeout"]
             )
 
@@ -101,13 +101,13 @@ class Database:
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A read transaction (SQLite: one snapshot; PostgreSQL: each statement its own
         snapshot, as READ COMMITTED gives, without BEGIN and COMMIT)."""
-        kept = self.kept_readers
+        pool = self.reader_pool
         take: Callable[[], Awaitable[AsyncConnection]]
         give_back: Callable[[AsyncConnection], Awaitable[None]]
-        if kept is None:
+        if pool is None:
             take, give_back = self.read_engine.connect, self._give_back
         else:
-            take, give_back = kept.take, kept.give_back
+            take, give_back = pool.take, pool.give_back
         async with self._transaction(take, give_back) as conn:
             yield conn
 
@@ -149,7 +149,7 @@ class Database:
         """Return ``conn`` to its pool, directly when its close never suspends, without
         the turn of the loop that SQLAlchemy's ``async with`` spends on it, with the
         single writer still held, for SQLite's writer (its readers are kept open instead:
-        ``db/kept_readers.py``).
+        ``db/reader_pool.py``).
 
         SQLAlchemy closes a connection in a task of its own, so that a cancelled caller
         cannot abandon the close half-way. On SQLite (``CLOSES_INLINE``), once its
@@ -214,8 +214,8 @@ class Database:
         return delay
 
     async def dispose(self) -> None:
-        if self.kept_readers is not None:
-            await self.kept_readers.close()
+        if self.reader_pool is not None:
+            await self.reader_pool.close()
         await self.engine.dispose()
         if self.write_engine is not self.engine:
             await self.write_engine.dispose()

@@ -84,7 +84,7 @@ user_profile = sa.Table(
 # How many times each realm's people (user_profile, user_group and group membership rows)
 # have changed, counted by triggers (migrations 0017 and 0018), so that a process can
 # tell, with one read in the same transaction, whether the realm's users and groups it
-# keeps are still current (``queries/people.KeptPeople``). No row: no change since the
+# keeps are still current (``queries/people.PeopleCache``). No row: no change since the
 # migration (version 0). No foreign key: a realm's deletion deletes its users, whose
 # triggers write here.
 realm_people_version = sa.Table(
@@ -97,7 +97,7 @@ realm_people_version = sa.Table(
 # How many times each stream's subscribers (its subscription rows' user, stream and
 # ``active``) have changed, counted by triggers (migration 0020), so that a send can tell
 # from the statement that reads its stream whether the subscribers a process keeps are
-# still current (``queries/kept_subscribers.py``). No row: no change since the migration
+# still current (``queries/subscriber_cache.py``). No row: no change since the migration
 # (version 0). No foreign key: the count outlives its stream, so that it only grows.
 stream_subscribers_version = sa.Table(
     "stream_subscribers_version",

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from hubbub.events.empty_topic import without_empty_topics
-from hubbub.narrow import queue_narrow_matches
+from hubbub.events.queue_narrow import queue_narrow_matches
 
 # Zulip keeps an idle queue for 10 minutes, and at most a week when asked for longer.
 DEFAULT_QUEUE_LIFESPAN_SECONDS = 600

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hubbub.narrow import is_resolve_or_unresolve
+from hubbub.topic_names import is_resolve_or_unresolve
 
 # A history key that Zulip stopped sending at feature level 284 (an internal detail of
 # its renderer); entries written before then may still hold it.

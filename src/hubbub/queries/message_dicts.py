@@ -32,7 +32,7 @@ from hubbub.models import Realm, User
 from hubbub.queries.edit_history_visibility import visible_edit_history
 from hubbub.queries.edit_timestamps import edit_timestamps, public_entries
 from hubbub.queries.linkifiers import render_linkifiers
-from hubbub.queries.people import KeptPeople
+from hubbub.queries.people import PeopleCache
 from hubbub.queries.reactions import get_reaction_dicts, get_submessage_dicts
 from hubbub.queries.user_dicts import avatar_url
 from hubbub.realm_settings import message_edit_history_policy
@@ -80,7 +80,7 @@ MessageRow = namedtuple("MessageRow", [column.name for column in message.c])  # 
 
 
 async def _users_by_id(
-    conn: AsyncConnection, user_ids: set[int], realm_id: int, people: KeptPeople
+    conn: AsyncConnection, user_ids: set[int], realm_id: int, people: PeopleCache
 ) -> dict[int, User]:
     """``user_ids``' users, from the realm's users ``people`` keeps. A message names
     only users of its realm; one the kept users lack is still read from its row rather
@@ -279,7 +279,7 @@ async def get_message_dicts(
     *,
     apply_markdown: bool,
     client_gravatar: bool,
-    people: KeptPeople,
+    people: PeopleCache,
     realm_str: str | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Zulip 8.0 message objects (without ``flags``) for the ids that exist in the

@@ -12,11 +12,11 @@ from hubbub.db.dialects import has_staged_rows, long_read, over_user_message
 from hubbub.db.tables import message, user_message
 from hubbub.errors import JsonableError
 from hubbub.models import User
-from hubbub.narrow_sql import NarrowQuery, muted_condition
 from hubbub.queries.message_dicts import get_message_dicts
 from hubbub.queries.message_flags import unread
 from hubbub.queries.messages import flag_names
-from hubbub.queries.people import KeptPeople
+from hubbub.queries.narrow_sql import NarrowQuery, muted_condition
+from hubbub.queries.people import PeopleCache
 from hubbub.search import highlight_html, highlight_topic
 from hubbub.search import postgresql as search_postgresql
 from hubbub.search import sqlite as search_sqlite
@@ -295,7 +295,7 @@ async def message_objects(
     *,
     apply_markdown: bool,
     client_gravatar: bool,
-    people: KeptPeople,
+    people: PeopleCache,
     realm_str: str | None = None,
     allow_empty_topic_name: bool = False,
 ) -> list[dict[str, Any]]:

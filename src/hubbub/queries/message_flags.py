@@ -29,7 +29,6 @@ from hubbub.db.tables import (
     user_topic,
 )
 from hubbub.models import User
-from hubbub.narrow_sql import history_recipients
 from hubbub.queries.content_access import group_readable_streams_of
 from hubbub.queries.message_dicts import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
@@ -46,6 +45,7 @@ from hubbub.queries.messages import (
     TOPIC_WILDCARD_MENTIONED,
     flag_is,
 )
+from hubbub.queries.narrow_sql import history_recipients
 from hubbub.user_settings import USER_SETTING_DEFAULTS
 
 COLLAPSED = 4

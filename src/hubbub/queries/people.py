@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub.db.fast import fetch_value
 from hubbub.db.tables import realm_people_version
 from hubbub.models import User
-from hubbub.queries.kept import KeptByVersion
+from hubbub.queries.cache import VersionedCache
 from hubbub.queries.user_groups import get_user_group_dicts
 from hubbub.queries.users import list_users
 
@@ -45,13 +45,13 @@ class _Users:
     by_id: Mapping[int, User]
 
 
-class KeptPeople:
+class PeopleCache:
     """Each realm's users and groups as this process last read them, with the version."""
 
     def __init__(self) -> None:
         # By realm id (a server holds few realms: no bound).
-        self._users: KeptByVersion[int, int, _Users] = KeptByVersion()
-        self._groups: KeptByVersion[int, int, tuple[dict[str, Any], ...]] = KeptByVersion()
+        self._users: VersionedCache[int, int, _Users] = VersionedCache()
+        self._groups: VersionedCache[int, int, tuple[dict[str, Any], ...]] = VersionedCache()
 
     async def users(self, conn: AsyncConnection, realm_id: int) -> list[User]:
         """``list_users(conn, realm_id)``; the list is the caller's own."""

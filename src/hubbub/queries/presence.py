@@ -22,7 +22,7 @@ level 288; 14 by default) are reported; a positive id replaces that limit.
 Unlike Zulip, a user who connected but was never active (``last_active_time`` NULL) is
 reported as ``active_timestamp`` 0 and, in the legacy form, idle since they connected;
 Zulip substitutes the date the user joined, which no ``presence`` event can carry, so
-clients could not keep that value current (see events/presence_state.py).
+clients could not keep that value current (see register/presence_state.py).
 """
 
 from __future__ import annotations

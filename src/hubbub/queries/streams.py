@@ -53,7 +53,7 @@ _STREAM_RECIPIENT = (
     .label("recipient_id")
 )
 # And the counts that say whether the subscribers a process keeps are still current
-# (``queries/kept_subscribers.py``): the stream's subscriber changes and the realm's
+# (``queries/subscriber_cache.py``): the stream's subscriber changes and the realm's
 # people's (a user deactivated leaves every stream's subscribers). 0 without a row.
 _SUBSCRIBERS_VERSION = sa.func.coalesce(
     sa.select(stream_subscribers_version.c.version)
@@ -129,7 +129,7 @@ class SendStream(NamedTuple):
     stream: Stream
     # None until the stream's first message creates the row.
     recipient_id: int | None
-    # What the stream's active subscribers are as of this read (``KeptSubscribers``).
+    # What the stream's active subscribers are as of this read (``SubscriberCache``).
     subscribers_version: SubscribersVersion
 
 

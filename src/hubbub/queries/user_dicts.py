@@ -148,3 +148,15 @@ async def get_user_dicts(
         )
         for user in users
     ]
+
+
+# A dummy address stands in for the real one when its owner hides it (feature level 163).
+DUMMY_EMAIL_DOMAIN = "hubbub.invalid"
+
+
+def api_email(user_id: int, delivery_email: str, visibility: int) -> str:
+    """The address other users and clients see (``email``): the real one, or a dummy
+    address when the user's email visibility hides it."""
+    if visibility == EmailVisibility.EVERYONE:
+        return delivery_email
+    return f"user{user_id}@{DUMMY_EMAIL_DOMAIN}"

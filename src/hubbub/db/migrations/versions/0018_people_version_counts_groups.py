@@ -4,7 +4,7 @@
 (~3,000 membership rows at 1,000 users): ~2 ms a ``/register`` at full scale. With
 changes of ``user_group``, ``user_group_membership`` and ``group_group_membership``
 counted in the realm's people version (migration 0017), a process keeps the groups as
-it keeps the users (``queries/people.KeptPeople``). A membership row names its group,
+it keeps the users (``queries/people.PeopleCache``). A membership row names its group,
 not its realm: its triggers look the realm up through the group. A membership deleted
 with its group finds no group then, and counts nothing; the group's own deletion has
 counted.

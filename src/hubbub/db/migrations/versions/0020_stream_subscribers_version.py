@@ -4,7 +4,7 @@ A send to a stream reads its subscribers under SQLite's single writer: 21-29 % o
 ``check_send_message``'s samples in the send flood (py-spy, docs/performance.md), most
 of it the 1,000 rows of the biggest streams. A process now keeps each stream's active
 subscribers as it last read them, with this count and the realm's people version
-(``queries/kept_subscribers.py``); the send reads both counts in the statement that
+(``queries/subscriber_cache.py``); the send reads both counts in the statement that
 reads the stream. Triggers keep the count, so that no write of a subscription (the
 server's, a command's, another worker's) can forget it. Only what changes who is
 subscribed counts: a row added or deleted, or its ``active``, user or stream changed

@@ -2,7 +2,7 @@
 
 A narrow is a list of terms, each ``{"operator", "operand", "negated"}`` or the legacy
 ``[operator, operand]`` pair (Zulip accepts both). Turning terms into SQL lives in
-:mod:`hubbub.narrow_sql`; this module only validates the shape and the operators, so
+:mod:`hubbub.queries.narrow_sql`; this module only validates the shape and the operators, so
 ``POST /register`` and ``GET /messages`` share one parser.
 """
 
@@ -70,19 +70,6 @@ STREAMS_OPERANDS = frozenset({"public", "web-public"})
 
 # Message ids are 32-bit (Zulip's ``MAX_POSSIBLE_MESSAGE_ID``).
 MAX_MESSAGE_ID = 2**31 - 1
-
-# Zulip marks a resolved topic with this prefix.
-RESOLVED_TOPIC_PREFIX = "✔ "
-
-
-def is_resolve_or_unresolve(old_topic: str, new_topic: str) -> bool:
-    """Whether a topic change only adds or removes the resolved mark."""
-    mark = RESOLVED_TOPIC_PREFIX
-    if new_topic.startswith(mark) and not old_topic.startswith(mark):
-        return new_topic[len(mark) :] == old_topic
-    if old_topic.startswith(mark) and not new_topic.startswith(mark):
-        return old_topic[len(mark) :] == new_topic
-    return False
 
 
 @dataclass(frozen=True)
@@ -258,40 +245,3 @@ def check_narrow(narrow: list[Any]) -> list[list[str]]:
             raise JsonableError(f"Operator {term.name} not supported.")
         stored.append([("-" if term.negated else "") + term.operator, str(term.operand)])
     return stored
-
-
-def _queue_term_matches(term: NarrowTerm, message: dict[str, Any], flags: list[str]) -> bool:
-    operand = str(term.operand).lower()
-    is_stream = message.get("type") == "stream"
-    if term.operator == "stream":
-        return is_stream and operand in (
-            str(message.get("display_recipient", "")).lower(),
-            str(message.get("stream_id")),
-        )
-    if term.operator == "topic":
-        return is_stream and str(message.get("subject", "")).lower() == operand
-    if term.operator == "sender":
-        return operand in (str(message.get("sender_email", "")).lower(), str(message["sender_id"]))
-    checks = {
-        "dm": not is_stream,
-        "private": not is_stream,
-        "starred": "starred" in flags,
-        "unread": "read" not in flags,
-        "mentioned": bool(
-            {"mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned"} & set(flags)
-        ),
-        "alerted": "has_alert_word" in flags,
-        "resolved": str(message.get("subject", "")).startswith(RESOLVED_TOPIC_PREFIX),
-    }
-    # Other "is" operands (muted, followed) need the database; like Zulip, they do not
-    # filter a queue's events.
-    return checks.get(operand, True)
-
-
-def queue_narrow_matches(
-    narrow: list[list[str]], message: dict[str, Any], flags: list[str]
-) -> bool:
-    """Whether a ``message`` event belongs in a queue registered with ``narrow``."""
-    return all(
-        _queue_term_matches(term, message, flags) != term.negated for term in parse_narrow(narrow)
-    )

@@ -1,6 +1,6 @@
 """Values a process keeps with the version the database gave them, read again only when
-the version a caller reads in its own transaction differs (``KeptPeople``,
-``KeptSubscribers``: the versions are counts that triggers raise, so no writer can
+the version a caller reads in its own transaction differs (``PeopleCache``,
+``SubscriberCache``: the versions are counts that triggers raise, so no writer can
 forget them)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ V = TypeVar("V", bound=Hashable)
 T = TypeVar("T")
 
 
-class KeptByVersion(Generic[K, V, T]):
+class VersionedCache(Generic[K, V, T]):
     """One value per key, with its version; at most ``limit`` keys (None: no bound), past
     which the key kept first goes, used lately or not."""
 

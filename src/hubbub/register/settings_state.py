@@ -17,9 +17,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.queries.drafts import MAX_DRAFTS_IN_REGISTER_RESPONSE, draft_order_key, list_drafts
+from hubbub.queries.user_dicts import DUMMY_EMAIL_DOMAIN
 from hubbub.queries.user_settings import get_realm_user_defaults, get_user_settings
+from hubbub.register.context import StateContext
 from hubbub.user_settings import (
     DISPLAY_SETTINGS_LEGACY,
     EMOJISET_CHOICES,
@@ -80,9 +81,8 @@ def _apply_drafts(state: dict[str, Any], event: dict[str, Any]) -> None:
     drafts.sort(key=draft_order_key)
 
 
-# The domain of the dummy API emails of users who hide their address
-# (hubbub.actions.users.DUMMY_EMAIL_DOMAIN).
-_DUMMY_EMAIL_SUFFIX = "@hubbub.invalid"
+# The dummy API emails of users who hide their address end with this.
+_DUMMY_EMAIL_SUFFIX = "@" + DUMMY_EMAIL_DOMAIN
 
 
 def _apply_email_or_avatar(state: dict[str, Any], person: dict[str, Any]) -> None:

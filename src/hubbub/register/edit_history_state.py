@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.realm_settings import message_edit_history_policy
+from hubbub.register.context import StateContext
 
 _POLICY_KEY = "realm_message_edit_history_visibility_policy"
 

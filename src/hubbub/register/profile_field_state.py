@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.queries.profile_fields import FIELD_TYPE_CATALOGUE, list_fields
+from hubbub.register.context import StateContext
 
 
 async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Each stream's active subscribers kept by a process (``queries/kept_subscribers``) and
+"""Each stream's active subscribers kept by a process (``queries/subscriber_cache``) and
 the count the triggers of migration 0020 keep: a send reads a stream's subscription rows
 again only after a change of who is subscribed, whoever wrote it."""
 
@@ -12,9 +12,9 @@ import pytest
 import sqlalchemy as sa
 
 from hubbub.db.tables import stream_subscribers_version, subscription
-from hubbub.queries import kept_subscribers as kept_module
-from hubbub.queries.kept_subscribers import KeptSubscribers
+from hubbub.queries import subscriber_cache as cache_module
 from hubbub.queries.streams import get_send_stream, get_subscriber_ids
+from hubbub.queries.subscriber_cache import SubscriberCache
 from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import message_flags, send_stream_message
 
@@ -92,17 +92,17 @@ async def test_triggers_count_every_change_of_who_is_subscribed(env: TestEnv) ->
 
 
 class Reads:
-    """Counts the subscription reads that ``KeptSubscribers`` saves."""
+    """Counts the subscription reads that ``SubscriberCache`` saves."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        read = kept_module.get_subscriber_ids
+        read = cache_module.get_subscriber_ids
 
         async def counting(conn: Any, stream_ids: Any) -> Any:
             self.count += 1
             return await read(conn, stream_ids)
 
-        monkeypatch.setattr(kept_module, "get_subscriber_ids", counting)
+        monkeypatch.setattr(cache_module, "get_subscriber_ids", counting)
 
 
 async def test_a_sends_subscribers_are_read_again_only_after_a_change(
@@ -157,7 +157,7 @@ async def test_kept_streams_are_bounded_and_match_a_fresh_read(
 ) -> None:
     streams = [await env.subscribe("hamlet", name) for name in ("Denmark", "Verona", "Rome")]
     await env.subscribe("othello", "Verona")
-    kept = KeptSubscribers(max_streams=2)
+    kept = SubscriberCache(max_streams=2)
     reads = Reads(monkeypatch)
 
     async def active_ids(stream_id: int) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
+from hubbub.register.context import StateContext
 from hubbub.topic_names import EMPTY_TOPIC_DISPLAY_NAME, display_topic
 
 

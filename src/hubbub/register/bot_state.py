@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.queries.bots import get_owned_bot_dicts
+from hubbub.register.context import StateContext
 
 
 async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
-from hubbub.events.message_state import recount_unread, remove_unread_ids
+from hubbub.register.context import StateContext
+from hubbub.register.message_state import recount_unread, remove_unread_ids
 
 
 async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:

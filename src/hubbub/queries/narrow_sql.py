@@ -33,14 +33,6 @@ from hubbub.db.tables import (
 )
 from hubbub.errors import BadNarrowError
 from hubbub.models import User
-from hubbub.narrow import (
-    RESOLVED_TOPIC_PREFIX,
-    ConversationKinds,
-    NarrowTerm,
-    parse_id,
-    with_empty_topic_named,
-)
-from hubbub.narrow_with import resolve_with_operator
 from hubbub.queries.messages import (
     ANY_MENTION,
     HAS_ALERT_WORD,
@@ -50,10 +42,18 @@ from hubbub.queries.messages import (
     STARRED,
     flag_is,
 )
+from hubbub.queries.narrow import (
+    ConversationKinds,
+    NarrowTerm,
+    parse_id,
+    with_empty_topic_named,
+)
+from hubbub.queries.narrow_with import resolve_with_operator
 from hubbub.queries.stream_permissions import group_readable_stream_ids
 from hubbub.queries.streams import get_stream_by_id, is_subscribed
 from hubbub.queries.user_topics import VisibilityPolicy
 from hubbub.search import sqlite as search_sqlite
+from hubbub.topic_names import RESOLVED_TOPIC_PREFIX
 
 RECIPIENT_PERSONAL = 1
 RECIPIENT_STREAM = 2

@@ -26,8 +26,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events import user_group_state
-from hubbub.events.context import StateContext
 from hubbub.models import Role
 from hubbub.queries.group_settings import (
     SECONDS_PER_DAY,
@@ -43,6 +41,8 @@ from hubbub.realm_group_settings import (
     deprecated_policy_value,
     server_supported_permission_settings,
 )
+from hubbub.register import user_group_state
+from hubbub.register.context import StateContext
 
 # The /register keys that are membership of a setting's group.
 FLAG_SETTINGS = {

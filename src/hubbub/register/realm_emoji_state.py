@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.markdown.emoji import emoji_data_path
 from hubbub.queries.realm_emoji import realm_emoji_dicts
+from hubbub.register.context import StateContext
 
 
 def server_emoji_data_url(realm_uri: str) -> str:

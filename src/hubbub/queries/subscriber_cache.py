@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.queries.kept import KeptByVersion
+from hubbub.queries.cache import VersionedCache
 from hubbub.queries.streams import SubscribersVersion, get_subscriber_ids
 
 # Streams kept at most; past it the one kept first goes, used lately or not (a realm has
@@ -30,12 +30,12 @@ from hubbub.queries.streams import SubscribersVersion, get_subscriber_ids
 MAX_KEPT_STREAMS = 4096
 
 
-class KeptSubscribers:
+class SubscriberCache:
     """Each stream's active subscribers (active users), in id order, as this process last
     read them, with their ``SubscribersVersion``."""
 
     def __init__(self, max_streams: int = MAX_KEPT_STREAMS) -> None:
-        self._kept: KeptByVersion[int, SubscribersVersion, tuple[int, ...]] = KeptByVersion(
+        self._kept: VersionedCache[int, SubscribersVersion, tuple[int, ...]] = VersionedCache(
             max_streams
         )
 

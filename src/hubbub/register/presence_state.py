@@ -29,9 +29,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.queries.presence import PresenceRequest, get_realm_presences
 from hubbub.queries.user_status import get_user_status_dict
+from hubbub.register.context import StateContext
 
 
 async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:

@@ -15,7 +15,19 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub import ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION
-from hubbub.events import (
+from hubbub.events.queues import LONGPOLL_TIMEOUT_SECONDS
+from hubbub.models import Realm, Role, User
+from hubbub.push.bouncer import push_configured
+from hubbub.queries.people import PeopleCache
+from hubbub.queries.profile_fields import DEFAULT_EXTERNAL_ACCOUNTS
+from hubbub.queries.realm_info import (
+    authentication_methods,
+    realm_authentication_methods,
+    realm_icon_url,
+)
+from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
+from hubbub.realm_settings import REALM_SETTING_DEFAULTS
+from hubbub.register import (
     bot_state,
     edit_history_state,
     linkifier_state,
@@ -36,20 +48,8 @@ from hubbub.events import (
     topic_state,
     user_group_state,
 )
-from hubbub.events.context import StateContext
-from hubbub.events.queues import LONGPOLL_TIMEOUT_SECONDS
-from hubbub.events.stream_state import apply_stream_event, fetch_stream_state
-from hubbub.models import Realm, Role, User
-from hubbub.push.bouncer import push_configured
-from hubbub.queries.people import KeptPeople
-from hubbub.queries.profile_fields import DEFAULT_EXTERNAL_ACCOUNTS
-from hubbub.queries.realm_info import (
-    authentication_methods,
-    realm_authentication_methods,
-    realm_icon_url,
-)
-from hubbub.queries.user_dicts import GRAVATAR_URL, avatar_url, get_user_dicts
-from hubbub.realm_settings import REALM_SETTING_DEFAULTS
+from hubbub.register.context import StateContext
+from hubbub.register.stream_state import apply_stream_event, fetch_stream_state
 from hubbub.settings import Settings
 
 # Limits clients validate against before sending (Zulip 8.0's values).
@@ -248,7 +248,7 @@ async def fetch_initial_state(
     presence_history_limit_days: int | None = None,
     client_capabilities: dict[str, Any] | None = None,
     now: float | None = None,
-    people: KeptPeople,
+    people: PeopleCache,
 ) -> dict[str, Any]:
     """``/register``'s state; ``people``, the process's users and groups kept by realm
     (``Services.people``), saves reading them all when none has changed since."""

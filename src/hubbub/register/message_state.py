@@ -25,7 +25,6 @@ from hubbub.db.tables import (
     recipient,
     user_message,
 )
-from hubbub.events.context import StateContext
 from hubbub.queries.message_dicts import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
     RECIPIENT_PERSONAL,
@@ -43,6 +42,7 @@ from hubbub.queries.messages import (
     flag_is,
     max_message_id_for_user,
 )
+from hubbub.register.context import StateContext
 
 MAX_UNREAD_MESSAGES = 50000
 MAX_RECENT_PRIVATE_MESSAGES = 1000

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hubbub.models import Realm, User
-from hubbub.queries.people import KeptPeople
+from hubbub.queries.people import PeopleCache
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class StateContext:
     # Whether the client asked for the state of this event type (``fetch_event_types``).
     wanted: Callable[[str], bool]
     # The process's kept users and groups (``Services.people``).
-    people: KeptPeople
+    people: PeopleCache
     client_gravatar: bool = False
     include_subscribers: bool = False
     # ``presences`` keyed by user id (True) or, for old clients, by email (False).

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
+from hubbub.register.context import StateContext
 
 
 async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.queries.scheduled_messages import (
     list_undelivered_scheduled_messages,
     scheduled_order_key,
 )
+from hubbub.register.context import StateContext
 
 _KIND = "scheduled_messages"
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.queries.playgrounds import playgrounds_for_realm
+from hubbub.register.context import StateContext
 
 
 async def fetch(conn: AsyncConnection, ctx: StateContext) -> dict[str, Any]:

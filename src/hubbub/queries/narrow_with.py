@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hubbub.db.tables import direct_message_group_member, message, recipient
 from hubbub.errors import BadNarrowError, JsonableError
 from hubbub.models import User
-from hubbub.narrow import MAX_MESSAGE_ID, InvalidOperatorCombinationError, NarrowTerm
 from hubbub.queries.messages import access_message
+from hubbub.queries.narrow import MAX_MESSAGE_ID, InvalidOperatorCombinationError, NarrowTerm
 
 RECIPIENT_PERSONAL = 1
 RECIPIENT_STREAM = 2

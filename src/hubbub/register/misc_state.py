@@ -14,11 +14,11 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.integrations import incoming_webhook_bots_state
+from hubbub.register.context import StateContext
 from hubbub.search.stop_words import stop_words
 
-# The event types whose state this module fetches (events/state.py lists them).
+# The event types whose state this module fetches (register/state.py lists them).
 STATE_TYPES = (
     "onboarding_steps",
     "realm_billing",

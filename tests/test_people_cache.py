@@ -1,4 +1,4 @@
-"""The realm's users and groups kept by a process (``queries/people.KeptPeople``) and the
+"""The realm's users and groups kept by a process (``queries/people.PeopleCache``) and the
 people version the triggers of migrations 0017 and 0018 count: kept while no user, group
 or membership row of the realm changes, read again after any change, whoever wrote it."""
 
@@ -13,14 +13,14 @@ import sqlalchemy as sa
 from hubbub.db.engine import Database
 from hubbub.db.tables import user_group, user_profile
 from hubbub.queries import people as people_queries
-from hubbub.queries.people import KeptPeople, get_people_version
+from hubbub.queries.people import PeopleCache, get_people_version
 from hubbub.queries.user_groups import get_user_group_dicts
 from hubbub.queries.users import list_users
 from tests.helpers import TestEnv, assert_success
 
 
 class Reads:
-    """Counts the reads KeptPeople saves (``list_users``, ``get_user_group_dicts``)."""
+    """Counts the reads PeopleCache saves (``list_users``, ``get_user_group_dicts``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.users = 0
@@ -113,7 +113,7 @@ async def _groups(env: TestEnv) -> list[dict[str, Any]]:
 async def test_kept_people_are_read_again_only_after_a_change(
     env: TestEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kept = KeptPeople()
+    kept = PeopleCache()
     reads = Reads(monkeypatch)
     db, realm_id = env.services.db, env.realm.id
     other = await env.create_realm("elsinore", "Elsinore")

@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
 from hubbub.queries.alert_words import user_alert_words
 from hubbub.queries.muted_users import list_muted_users
+from hubbub.register.context import StateContext
 
 _KINDS = ("muted_users", "alert_words")
 

@@ -21,7 +21,7 @@ from collections import deque
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 
-class KeptReaders:
+class ReaderPool:
     def __init__(self, engine: AsyncEngine, limit: int, timeout: float) -> None:
         self.engine = engine
         self.limit = limit

@@ -14,7 +14,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.message_state import recount_unread
 from hubbub.models import User
 from hubbub.queries.streams import (
     can_access_stream_metadata,
@@ -27,6 +26,7 @@ from hubbub.queries.streams import (
     subscription_dict,
 )
 from hubbub.queries.user_topics import list_user_topics, muted_topics_legacy
+from hubbub.register.message_state import recount_unread
 
 SUBSCRIPTION_LISTS = ("subscriptions", "unsubscribed", "never_subscribed")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hubbub.events.context import StateContext
+from hubbub.register.context import StateContext
 from hubbub.uploads.thumbnails import server_thumbnail_formats
 
 
