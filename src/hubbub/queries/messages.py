@@ -159,6 +159,11 @@ async def max_message_id_for_user(conn: AsyncConnection, user_id: int) -> int:
     return int(max(found)) if found else -1
 
 
+def flag_set(flags: ColumnElement[int], bits: int) -> ColumnElement[bool]:
+    """Whether any of ``bits`` is set in ``flags`` (the bits as a bound parameter)."""
+    return flags.op("&")(bits) != 0
+
+
 def flag_is(bit: int, present: bool, table: sa.Table = user_message) -> ColumnElement[bool]:
     """``(user_message.flags & bit) != 0`` (or ``= 0``), with the bit as a literal: the
     form of the partial indexes' predicates, which a bound parameter would not match.

@@ -21,14 +21,12 @@ from sqlalchemy.sql.elements import ColumnElement
 from hubbub import search
 from hubbub.db.dialects import WHOLE_VIEW, long_read
 from hubbub.db.tables import (
-    direct_message_group_member,
     message,
     reaction,
     recipient,
     stream,
     subscription,
     user_message,
-    user_profile,
     user_topic,
 )
 from hubbub.errors import BadNarrowError
@@ -41,12 +39,21 @@ from hubbub.queries.messages import (
     READ,
     STARRED,
     flag_is,
+    flag_set,
 )
 from hubbub.queries.narrow import (
     ConversationKinds,
     NarrowTerm,
     parse_id,
     with_empty_topic_named,
+)
+from hubbub.queries.narrow_people import (
+    dm_condition,
+    dm_including,
+    groups_with,
+    is_number,
+    is_stream_message,
+    one_user_named,
 )
 from hubbub.queries.narrow_with import resolve_with_operator
 from hubbub.queries.stream_permissions import group_readable_stream_ids
@@ -272,10 +279,6 @@ def _uses_user_rows(condition: ColumnElement[bool]) -> bool:
     )
 
 
-def flag_set(flags: ColumnElement[int], bits: int) -> ColumnElement[bool]:
-    return flags.op("&")(bits) != 0
-
-
 def history_recipients(user: User, group_stream_ids: Iterable[int] = ()) -> sa.Select[tuple[int]]:
     """Recipient ids of the streams whose whole history ``user`` may read; the private
     streams of ``group_stream_ids`` are readable through groups granting content access,
@@ -365,11 +368,6 @@ _STREAM_RECIPIENT_BY_NAME = _STREAM_RECIPIENT.where(
 )
 
 
-def _is_number(text: str) -> bool:
-    # ASCII digits only: ``int`` refuses other characters ``isdigit`` accepts ("²").
-    return text.isascii() and text.isdigit()
-
-
 async def _stream_recipient(
     conn: AsyncConnection, query: NarrowQuery, operand: str | int
 ) -> int | None:
@@ -377,7 +375,7 @@ async def _stream_recipient(
     # user's rows and history_recipients, never by naming the stream.
     user = query.user
     key: int | str
-    if isinstance(operand, int) or _is_number(operand):
+    if isinstance(operand, int) or is_number(operand):
         statement, key = _STREAM_RECIPIENT_BY_ID, int(operand)
     else:
         statement, key = _STREAM_RECIPIENT_BY_NAME, operand.lower()
@@ -401,143 +399,6 @@ async def _note_group_access(conn: AsyncConnection, query: NarrowQuery, stream_i
         return
     if await group_readable_stream_ids(conn, query.user, [found]):
         query.group_stream_ids.append(stream_id)
-
-
-async def _user_ids(
-    conn: AsyncConnection, user: User, operand: str | int | tuple[int, ...]
-) -> list[int] | None:
-    """The users an operand names (ids, or emails separated by commas), or None if any
-    is unknown."""
-    if isinstance(operand, int):
-        items: list[str | int] = [operand]
-    elif isinstance(operand, tuple):
-        items = list(operand)
-    else:
-        items = [part.strip() for part in operand.split(",") if part.strip()]
-    if not items:
-        return None
-    ids = {int(x) for x in items if isinstance(x, int) or _is_number(x)}
-    emails = {x.lower() for x in items if isinstance(x, str) and not _is_number(x)}
-    found: set[int] = set()
-    rows = await conn.execute(
-        sa.select(user_profile.c.id, user_profile.c.email).where(
-            user_profile.c.realm_id == user.realm_id,
-            sa.or_(
-                user_profile.c.id.in_(ids),
-                sa.func.lower(user_profile.c.email).in_(emails),
-            ),
-        )
-    )
-    seen_emails = set()
-    for uid, email in rows:
-        found.add(uid)
-        seen_emails.add(email.lower())
-    if not ids <= found or not emails <= seen_emails:
-        return None
-    return sorted(found)
-
-
-def _operand_text(operand: str | int | tuple[int, ...]) -> str:
-    return str(list(operand)) if isinstance(operand, tuple) else str(operand)
-
-
-async def _one_user(conn: AsyncConnection, user: User, operand: str | int | tuple[int, ...]) -> int:
-    ids = await _user_ids(conn, user, operand)
-    if ids is None or len(ids) != 1:
-        raise BadNarrowError(f"unknown user {_operand_text(operand)}")
-    return ids[0]
-
-
-def _personal(user_id: int) -> sa.Select[tuple[int]]:
-    return sa.select(recipient.c.id).where(
-        recipient.c.type == RECIPIENT_PERSONAL, recipient.c.type_id == user_id
-    )
-
-
-def _groups_with(user_id: int) -> sa.Select[tuple[int]]:
-    return (
-        sa.select(recipient.c.id)
-        .join(
-            direct_message_group_member,
-            direct_message_group_member.c.group_id == recipient.c.type_id,
-        )
-        .where(
-            recipient.c.type == RECIPIENT_GROUP,
-            direct_message_group_member.c.user_profile_id == user_id,
-        )
-    )
-
-
-async def _group_recipient(conn: AsyncConnection, members: set[int]) -> int | None:
-    """The recipient of the direct message group of exactly ``members``, if any."""
-    first = min(members)
-    candidates = (
-        await conn.execute(
-            sa.select(direct_message_group_member.c.group_id).where(
-                direct_message_group_member.c.user_profile_id == first
-            )
-        )
-    ).scalars()
-    for group_id in candidates:
-        got = set(
-            (
-                await conn.execute(
-                    sa.select(direct_message_group_member.c.user_profile_id).where(
-                        direct_message_group_member.c.group_id == group_id
-                    )
-                )
-            ).scalars()
-        )
-        if got == members:
-            rid = (
-                await conn.execute(
-                    sa.select(recipient.c.id).where(
-                        recipient.c.type == RECIPIENT_GROUP, recipient.c.type_id == group_id
-                    )
-                )
-            ).scalar()
-            return int(rid) if rid is not None else None
-    return None
-
-
-async def _dm_condition(
-    conn: AsyncConnection, user: User, operand: str | int | tuple[int, ...]
-) -> ColumnElement[bool]:
-    ids = await _user_ids(conn, user, operand)
-    if ids is None:
-        raise BadNarrowError(f"unknown user in {_operand_text(operand)}")
-    others = set(ids) - {user.id}
-    if not others:
-        return sa.and_(
-            message.c.sender_id == user.id, message.c.recipient_id.in_(_personal(user.id))
-        )
-    options: list[ColumnElement[bool]] = []
-    if len(others) == 1:
-        (other,) = others
-        options += [
-            sa.and_(message.c.sender_id == user.id, message.c.recipient_id.in_(_personal(other))),
-            sa.and_(message.c.sender_id == other, message.c.recipient_id.in_(_personal(user.id))),
-        ]
-    group = await _group_recipient(conn, others | {user.id})
-    if group is not None:
-        options.append(message.c.recipient_id == group)
-    return sa.or_(*options) if options else sa.false()
-
-
-def _is_stream_message() -> ColumnElement[bool]:
-    return sa.exists().where(
-        recipient.c.id == message.c.recipient_id, recipient.c.type == RECIPIENT_STREAM
-    )
-
-
-def _dm_including(user: User, other: int, flags: ColumnElement[int]) -> ColumnElement[bool]:
-    if other == user.id:
-        return flag_set(flags, IS_PRIVATE)
-    return sa.or_(
-        sa.and_(message.c.sender_id == user.id, message.c.recipient_id.in_(_personal(other))),
-        sa.and_(message.c.sender_id == other, message.c.recipient_id.in_(_personal(user.id))),
-        message.c.recipient_id.in_(_groups_with(other)),
-    )
 
 
 def _include_history(user: User, terms: list[NarrowTerm]) -> bool:
@@ -620,17 +481,17 @@ async def _term_condition(
         if topic == "":
             # Direct messages have no topic (stored as ""): the empty topic is only a
             # stream's (feature level 334), as Zulip's ``is_channel_message`` test.
-            return sa.and_(message.c.topic == "", _is_stream_message())
+            return sa.and_(message.c.topic == "", is_stream_message())
         return sa.func.lower(message.c.topic) == topic.lower()
     if op == "sender":
-        return message.c.sender_id == await _one_user(conn, user, operand)
+        return message.c.sender_id == await one_user_named(conn, user, operand)
     if op == "dm":
-        return await _dm_condition(conn, user, operand)
+        return await dm_condition(conn, user, operand)
     if op == "dm-including":
-        return _dm_including(user, await _one_user(conn, user, operand), flags)
+        return dm_including(user, await one_user_named(conn, user, operand), flags)
     if op == "group-pm-with":
-        other = await _one_user(conn, user, operand)
-        return message.c.recipient_id.in_(_groups_with(other))
+        other = await one_user_named(conn, user, operand)
+        return message.c.recipient_id.in_(groups_with(other))
     if op == "is":
         return _is_condition(query, str(operand), flags)
     if op == "has":
