@@ -16,8 +16,9 @@ import pytest
 
 import hubbub.api.routes  # noqa: F401  (registers the endpoints)
 from hubbub.api.endpoint import ENDPOINTS, Endpoint
-from hubbub.api.params import MAX_JSON_DEPTH, ParamSpec, parse_arguments
+from hubbub.api.params import ParamSpec, parse_arguments
 from hubbub.errors import ApiError
+from hubbub.json_values import MAX_JSON_DEPTH
 from tests.helpers import TestEnv
 
 # A new API key for the user would make every later request a 401.

@@ -116,7 +116,7 @@ def test_integers_beyond_64_bits_are_invalid() -> None:
 def test_deeply_nested_json_is_refused_without_recursion() -> None:
     """Found by an attacker: 500 levels of JSON in any JSON parameter gave a 500 (a
     recursive walk hit Python's limit, and orjson cannot serialize it back)."""
-    from hubbub.api.params import MAX_JSON_DEPTH
+    from hubbub.json_values import MAX_JSON_DEPTH
 
     deep_list = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
     deep_dict = '{"k":' * (MAX_JSON_DEPTH + 1) + "1" + "}" * (MAX_JSON_DEPTH + 1)

@@ -18,6 +18,7 @@ from hubbub.db.tables import (
     user_profile,
 )
 from hubbub.errors import JsonableError
+from hubbub.json_values import load_json
 from hubbub.models import User
 from hubbub.queries.message_dicts import (
     RECIPIENT_DIRECT_MESSAGE_GROUP,
@@ -30,7 +31,7 @@ def parse_stream_to(raw: str) -> int | str:
     """A stream message's ``to``: a stream id, a name, or a one-element JSON list of
     either (the legacy form the Python client still sends)."""
     try:
-        value = orjson.loads(raw)
+        value = load_json("to", raw)
     except orjson.JSONDecodeError:
         return raw
     if isinstance(value, list):
@@ -46,7 +47,7 @@ def parse_direct_to(raw: str) -> list[int] | list[str]:
     """A direct message's ``to``: a JSON list of user ids or of emails, or (legacy) a
     comma-separated string of emails."""
     try:
-        value = orjson.loads(raw)
+        value = load_json("to", raw)
     except orjson.JSONDecodeError:
         value = raw
     if isinstance(value, int) and not isinstance(value, bool):

@@ -28,6 +28,7 @@ from hubbub.errors import (
     OrganizationAdminRequiredError,
     OrganizationOwnerRequiredError,
 )
+from hubbub.json_values import load_json
 from hubbub.models import Realm, User
 from hubbub.queries.realms import get_realm_by_id
 from hubbub.queries.users import list_active_users
@@ -100,7 +101,7 @@ def _parse_time_limit(name: str, raw: str) -> int | None:
     parse_message_time_limit_setting; JSON text or a bare word."""
     value: Any = raw
     with contextlib.suppress(orjson.JSONDecodeError):
-        value = orjson.loads(raw)
+        value = load_json(name, raw)
     if value == "unlimited":
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -113,7 +114,7 @@ def _parse_jitsi_server_url(raw: str) -> str | None:
     value: Any = raw
     if raw.startswith('"'):
         try:
-            value = orjson.loads(raw)
+            value = load_json("jitsi_server_url", raw)
         except orjson.JSONDecodeError:
             raise JsonableError("jitsi_server_url is not valid JSON") from None
     if value == "default":

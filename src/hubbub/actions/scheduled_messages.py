@@ -33,6 +33,7 @@ from hubbub.actions.send_message import (
 )
 from hubbub.db.tables import scheduled_message
 from hubbub.errors import JsonableError
+from hubbub.json_values import load_json
 from hubbub.models import Realm, User
 from hubbub.queries.render_context import load_render_context
 from hubbub.queries.scheduled_messages import access_scheduled_message, scheduled_message_dict
@@ -67,7 +68,7 @@ def parse_scheduled_to(kind: str, raw: str) -> int | list[int]:
         except ValueError:
             raise JsonableError("Invalid data type for stream ID") from None
     try:
-        value = orjson.loads(raw)
+        value = load_json("to", raw)
     except orjson.JSONDecodeError:
         value = raw
     if not isinstance(value, list):

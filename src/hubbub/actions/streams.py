@@ -24,6 +24,7 @@ from hubbub.actions.group_setting_values import (
 from hubbub.db.tables import stream as stream_table
 from hubbub.db.tables import subscription
 from hubbub.errors import JsonableError
+from hubbub.json_values import load_json
 from hubbub.models import Realm, Stream, User
 from hubbub.permissions import user_has_permission
 from hubbub.queries.group_settings import get_system_group_ids
@@ -386,7 +387,7 @@ def parse_message_retention_days(raw: str, acting: User) -> int | None:
     as raw text or JSON-encoded."""
     value: object = raw
     with contextlib.suppress(orjson.JSONDecodeError):
-        value = orjson.loads(raw)
+        value = load_json("message_retention_days", raw)
     if not acting.is_owner:
         raise JsonableError("Must be an organization owner")
     if value == "realm_default":

@@ -23,6 +23,7 @@ from hubbub.actions.message_follow import apply_participation_policy
 from hubbub.actions.reactions import TargetMessage, access_message_for_update
 from hubbub.db.tables import submessage
 from hubbub.errors import JsonableError
+from hubbub.json_values import load_json
 from hubbub.models import User
 from hubbub.queries.reactions import (
     get_user_message_holder_ids,
@@ -172,7 +173,7 @@ async def check_add_submessage(
     target = await access_message_for_update(tx, user, message_id)
     await verify_submessage_sender(tx, user, target)
     try:
-        data = orjson.loads(content)
+        data = load_json("content", content)
     except orjson.JSONDecodeError:
         raise JsonableError("Invalid json for submessage") from None
     widget_type = await get_widget_type(tx.conn, target.id)

@@ -32,6 +32,7 @@ from hubbub.integrations.notices import (
     missing_header_notice,
     should_notify,
 )
+from hubbub.json_values import load_json
 from hubbub.models import User
 
 
@@ -40,7 +41,7 @@ def _read_payload(body: bytes, form_payload: str | None) -> Any:
     configured for form-encoded webhooks send, Slack's clients among them)."""
     raw: bytes | str = form_payload if form_payload is not None else body
     try:
-        return orjson.loads(raw)
+        return load_json("payload", raw)
     except orjson.JSONDecodeError:
         raise InvalidJsonError() from None
 
