@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from hubbub.actions.presence import do_presence_enabled_changed
+from hubbub.actions.user_settings import do_change_user_settings
 from hubbub.db.dialects import for_name
 from hubbub.db.tables import user_status
 from hubbub.errors import JsonableError
@@ -72,9 +73,6 @@ async def do_update_user_status(
     now: float,
 ) -> None:
     if away is not None:
-        # Imported here: the settings actions import much of the user machinery.
-        from hubbub.actions.user_settings import do_change_user_settings
-
         await do_change_user_settings(tx, user, {"presence_enabled": not away})
         await do_presence_enabled_changed(tx, realm, user, not away, now=now)
 

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from hubbub.actions import send_retries
 from hubbub.actions.stream_activity import do_mark_inactive_streams
 from hubbub.queries.realms import list_active_realms
 from hubbub.services import Services
@@ -57,10 +58,8 @@ def checkpoint_pace(services: Services) -> Callable[[int | None, float], float]:
 
 
 async def prune_send_keys(services: Services) -> int:
-    from hubbub.actions.send_retries import prune_send_keys as prune
-
     async with services.db.write() as conn:
-        return await prune(conn, services.clock.now())
+        return await send_retries.prune_send_keys(conn, services.clock.now())
 
 
 async def mark_inactive_streams(services: Services) -> int:
