@@ -356,7 +356,7 @@ async def measure(
             await call(i)
         # The server's collector settings (``hubbub serve`` runs full collections on its
         # own timer only): without them, full collections Python started itself in
-        # requests made the p99 (`register`: 150 ms, 86 ms with the collector off).
+        # requests would make the p99.
         collections = settle_memory()
 
         async def timed() -> list[float]:

@@ -521,8 +521,8 @@ async def amain(args: argparse.Namespace, workdir: Path) -> tuple[dict[str, Any]
 def start_pristine(workdir: Path) -> str:
     """``--pristine``: the SQLite data directory as it was at the first run with the
     option (kept in ``DIR/pristine``), so that every run starts from the same realm. Each
-    run adds its ~1,500 messages and their unread rows, and over a dozen runs the realm
-    grew slow enough to hide a change's effect (docs/performance.md, *The realm's people
+    run adds its messages and their unread rows, and over a dozen runs the realm grew
+    slow enough to hide a change's effect (bench/results/caches.md, *The realm's people
     kept*). Called with no server running: the files are then a consistent copy."""
     data, pristine = workdir / "data", workdir / "pristine"
     if not pristine.exists():

@@ -1124,9 +1124,9 @@ def backend_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def calibration_ms() -> float:
-    """The median time of a fixed pure-Python loop, in ms: this machine's speed varies
-    about 1.5x within a day, so runs from different hours compare only through it
-    (docs/performance.md)."""
+    """The median time of a fixed pure-Python loop, in ms: a machine's speed can vary
+    within a day, so runs from different hours compare only through it
+    (bench/README.md)."""
     times = []
     for _ in range(5):
         started = time.perf_counter()

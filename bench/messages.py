@@ -374,7 +374,7 @@ class Seeder:
                     assert raw is not None
                     msg_tuples = [tuple(row.values()) for row in msg_rows]
                     if db.dialect_name == "postgresql":
-                        # executemany through asyncpg manages ~20,000 rows/s; COPY, 20x that.
+                        # COPY is far faster than executemany through asyncpg.
                         await raw.copy_records_to_table(
                             message.name, records=msg_tuples, columns=list(msg_rows[0])
                         )
@@ -1143,7 +1143,7 @@ ROWS = [
 
 
 # A client that starts its sends this late (p99) was itself held up: the whole machine
-# stalled (a flood on 2026-11-29 morning: 512 ms, where the others had 2.0-2.3 ms).
+# stalled, and the run says nothing about the server.
 CLIENT_STALL_MS = 20.0
 
 

@@ -5,12 +5,12 @@ cost to insert and commit, and what a user's unread rows cost to read.
   primary key as a second B-tree, and a partial index of unread rows with their flags.
 - ``keyed``: migration 0016's, ``WITHOUT ROWID`` (the key's B-tree holds the rows), no
   unread index.
-- ``staged``: not a layout of the server, measured for the next step (docs/performance.md,
-  *Sends prepared before SQLite's writer*): ``keyed``, with a send's rows going to a small
-  message-major table first (keyed by (message, user): a big send's rows share a few
-  leaves) and moved into ``user_message`` every ``--merge-every`` sends in one
-  transaction (each user's leaf written once for all of them). A user's unread rows are
-  then read from both tables.
+- ``staged``: the layout of migration 0019, measured before it was built
+  (bench/results/sqlite-connections.md, *Sends prepared before SQLite's writer*):
+  ``keyed``, with a send's rows going to a small message-major table first (keyed by
+  (message, user): a big send's rows share a few leaves) and moved into ``user_message``
+  every ``--merge-every`` sends in one transaction (each user's leaf written once for all
+  of them). A user's unread rows are then read from both tables.
 
 Both have the message index and the starred and direct-message partial indexes. Each
 layout is built in its own file under ``--dir`` (kept, so a second run measures at once),

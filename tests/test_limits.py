@@ -1,4 +1,4 @@
-"""Limits (issue 10), one test each; a limit that holds in another module is named here.
+"""Limits, one test each; a limit that holds in another module is named here.
 
 - Rate limits per user and per IP, in memory and through Redis: tests/test_ratelimit.py;
   across two server processes: tests/e2e/test_workers.py.

@@ -283,7 +283,7 @@ async def test_postgresql_walks_give_the_planner_pages(
 async def test_postgresql_walks_read_flags_of_the_page_only(env: TestEnv) -> None:
     """A walk finds its page by the user's primary key alone (an index-only lookup);
     only the page's rows are read for their flags. With the flags inside the walk each
-    row walked cost a page of ``user_message`` (docs/performance.md)."""
+    row walked cost a page of ``user_message`` (bench/results/postgresql.md)."""
     async with env.services.db.read() as conn:
         query = await build_narrow_query(
             conn, env.users["hamlet"], parse_narrow([["search", "lunch"]])

@@ -1,5 +1,5 @@
 """SQLite connections run their statements inline and hand to aiosqlite's thread only
-what can take long (issue 9): ``db/dialects/sqlite.py``."""
+what can take long: ``db/dialects/sqlite.py``."""
 
 from __future__ import annotations
 

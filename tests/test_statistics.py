@@ -91,8 +91,9 @@ async def test_direct_message_narrow_after_statistics(env: TestEnv) -> None:
 
 
 async def test_postgresql_connections_do_not_jit_compile(env: TestEnv) -> None:
-    """JIT compilation cost ~15 ms of every query PostgreSQL estimated as expensive
-    (a user's rows of a large user_message table), which an index answers in microseconds."""
+    """JIT compilation cost more than running any query PostgreSQL estimated as
+    expensive (a user's rows of a large user_message table), which an index answers at
+    once."""
     async with env.services.db.read() as conn:
         if env.services.db.is_sqlite:
             assert (await conn.execute(sa.text("PRAGMA journal_mode"))).scalar() == "wal"

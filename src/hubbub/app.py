@@ -63,9 +63,9 @@ class HubbubApp(Starlette):
 
     ``__call__`` is a plain function that returns the coroutine which answers the
     request, not a coroutine of its own: a waiting long-poll holds every frame of its
-    chain for up to a minute, and this one cost ~0.3 KB a poll (tracemalloc of 3,000
-    polls; ``bench/longpoll.py --clients 10000``, issue 9's 100 MB budget). uvicorn
-    therefore runs it with ``interface="asgi3"`` (``server.uvicorn_options``): its
+    chain for up to a minute, so one frame fewer is memory saved for every idle client
+    (``bench/longpoll.py`` measures it against the idle-poll budget). uvicorn therefore
+    runs it with ``interface="asgi3"`` (``server.uvicorn_options``): its
     "auto" takes an application whose ``__call__`` is no coroutine function for ASGI 2.
     """
 
@@ -116,7 +116,7 @@ def create_app(settings: Settings, *, services: Services | None = None) -> Starl
             await asyncio.gather(*jobs, return_exceptions=True)
             await services.close()
 
-    # Uploads (issue 8): the file store of this process.
+    # Uploads: the file store of this process.
     configure_uploads(settings)
     app = HubbubApp(
         # File downloads live at the site's root (/user_uploads/...), not under /api/v1.

@@ -4,10 +4,9 @@ Every client holds a long-poll open on its own connection nearly all the time, s
 connection costs while it waits is what 10,000 clients cost. uvicorn gives each connection
 an ``asyncio.Event`` for write flow control, another for each request's body, and a
 ``deque`` for pipelined requests; each of the three allocates a 64-slot ``deque`` block
-(~620 bytes) at once, though a held poll never pauses writing, has no body to wait for
-and is not pipelined. ``longpoll.py`` measured them, with tracemalloc, as 2.2 KB of the
-~12 KB an idle poll held. Here they are objects of the same interface that allocate only
-when used.
+at once, though a held poll never pauses writing, has no body to wait for and is not
+pipelined, and together they were a large share of what an idle poll held. Here they are
+objects of the same interface that allocate only when used.
 
 Only public attributes are replaced (the protocol's ``flow`` and ``pipeline``, the
 request cycle's ``message_event``); ``tests/test_http_protocol.py`` checks each against

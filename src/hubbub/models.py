@@ -105,9 +105,9 @@ class User:
     def from_row(cls, row: Any) -> User:
         """A user from a row whose first columns are ``user_profile``'s (a
         ``select(user_profile, ...)``), which are this class's fields in the same order
-        (``tests/test_models.py``). By position: by name, through ``row._mapping``, was a
-        third of ``/register`` on 1,000 users; by attribute, 13-15 ms for those 1,000
-        rows, against 3.5 ms by position."""
+        (``tests/test_models.py``). By position: by name, through ``row._mapping``, or by
+        attribute, turning a realm's users into objects cost several times as much, a
+        large part of ``/register``."""
         return cls(*row[:_USER_FIELD_COUNT])
 
     @property

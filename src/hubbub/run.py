@@ -2,8 +2,8 @@
 
 The command has parsed its flags, applied migrations and created the first organization
 by then; what it loaded for that (the command-line toolkit, alembic on a first start) is
-not needed to serve, and a fresh interpreter leaves it out: about 2 MB of the idle server's
-memory, 8 MB on a first start that ran the migrations (issue 9's idle budget). The settings
+not needed to serve, and a fresh interpreter leaves it out of the idle server's memory,
+more of it on a first start that ran the migrations. The settings
 travel in ``HUBBUB_*`` variables (``server.settings_environment``).
 """
 

@@ -41,8 +41,7 @@ def _release_polls_on_exit(services: Services) -> None:
     uvicorn builds each worker's server itself, so there is no shutdown to extend; it has
     installed its signal handlers by the time it calls this factory (inside its running
     event loop), so ours runs theirs and then releases the polls. Without this, every poll
-    waited out the 5-second grace period and was cancelled with a logged error (749 of them
-    at the end of a ``bench/load.py`` run).
+    waited out the 5-second grace period and was cancelled with a logged error.
     """
     loop = asyncio.get_running_loop()
     releasing: set[asyncio.Task[None]] = set()
@@ -73,16 +72,16 @@ NO_AUTOMATIC_FULL_COLLECTION = 1_000_000_000
 def settle_memory(full_collection_every: float = FULL_COLLECTION_SECONDS) -> FullCollections:
     """Keep the cyclic garbage collector's full collections short and rare.
 
-    Start-up leaves ~90,000 long-lived container objects (modules, classes, SQLAlchemy's
-    tables and caches), and every full collection walks all of them: ~18 ms during which
-    no request moves (measured on the app as created). Frozen, start-up's objects are
-    skipped: a full collection costs only what was allocated since.
+    Start-up leaves tens of thousands of long-lived container objects (modules, classes,
+    SQLAlchemy's tables and caches), and every full collection walks all of them, while
+    no request moves. Frozen, start-up's objects are skipped: a full collection costs
+    only what was allocated since.
 
-    What was allocated since includes every waiting long-poll (~60 objects each), and
-    Python starts a full collection whenever the survivors of younger collections reach a
-    quarter of the long-lived objects: with 1,000 polls re-armed after each message, one
-    in three or four deliveries to them stopped for a 20-48 ms collection that freed
-    nothing (bench/messages.py, gc callbacks). So Python never starts one itself; one
+    What was allocated since includes every waiting long-poll (dozens of objects each),
+    and Python starts a full collection whenever the survivors of younger collections
+    reach a quarter of the long-lived objects: with many polls re-armed after each
+    message, deliveries to them kept stopping for a full collection that freed nothing
+    (bench/results/where-the-time-goes.md). So Python never starts one itself; one
     runs every ``full_collection_every`` seconds instead, for the cycles that do outlive
     the younger collections (uvicorn's protocol and parser of a closed connection point
     at each other). Must be called in the running event loop.
@@ -194,7 +193,7 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         # The protocol with hubbub's HTTP limits (a partial, so that ``--workers`` can
         # hand it to its worker processes).
         "http": functools.partial(LeanHttpToolsProtocol, limits=http_limits(settings)),
-        # The Zulip API has no WebSocket endpoint; "auto" would import websockets (~0.8 MB).
+        # The Zulip API has no WebSocket endpoint; "auto" would import websockets.
         "ws": "none",
         # Said, not detected: HubbubApp's __call__ returns its coroutine (one frame less
         # per waiting poll), which "auto" would take for an ASGI 2 application.

@@ -1,4 +1,4 @@
-"""API keys (issue 10): ``POST /users/me/api_key/regenerate`` and the ``hubbub``
+"""API keys: ``POST /users/me/api_key/regenerate`` and the ``hubbub``
 commands that rotate or revoke keys. A replaced key must stop working at once, in the
 running server, whoever replaced it."""
 

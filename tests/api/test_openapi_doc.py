@@ -1,4 +1,4 @@
-"""``GET /api/v1/openapi.json`` (issue 10): the document is built from the endpoint
+"""``GET /api/v1/openapi.json``: the document is built from the endpoint
 declarations, so it lists exactly the operations and parameters the code serves."""
 
 from __future__ import annotations

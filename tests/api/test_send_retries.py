@@ -1,4 +1,4 @@
-"""Retried sends (issue 10): a ``POST /messages`` repeated with the same ``queue_id`` and
+"""Retried sends: a ``POST /messages`` repeated with the same ``queue_id`` and
 ``local_id`` returns the first message's id and posts nothing new."""
 
 from __future__ import annotations

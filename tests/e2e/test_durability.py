@@ -1,4 +1,4 @@
-"""Durability (issue 10): SIGKILL the server while clients send; after a restart every
+"""Durability: SIGKILL the server while clients send; after a restart every
 message whose id was returned is present and intact, and no message is half-written.
 
 "Half-written" means a ``message`` row without its recipients' ``user_message`` rows or

@@ -1,4 +1,4 @@
-"""Fuzzing every endpoint (issue 10) with schemathesis, from the document hubbub serves.
+"""Fuzzing every endpoint with schemathesis, from the document hubbub serves.
 
 A real ``hubbub serve`` answers requests generated from ``GET /api/v1/openapi.json``: valid
 ones and invalid ones (wrong types, missing and unknown parameters, huge and unicode values,

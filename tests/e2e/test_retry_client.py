@@ -1,4 +1,4 @@
-"""The official client's retries (issue 10): it re-sends a request after a 5xx or a dropped
+"""The official client's retries: it re-sends a request after a 5xx or a dropped
 connection (up to ten times). A proxy between it and ``hubbub serve`` lets the first
 ``POST /messages`` reach the server and then loses the answer; with ``queue_id`` and
 ``local_id`` in the request the retry returns the same message, and only one exists."""

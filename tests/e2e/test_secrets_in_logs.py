@@ -1,4 +1,4 @@
-"""No secret reaches the server's log (issue 10): API keys, passwords and Authorization
+"""No secret reaches the server's log: API keys, passwords and Authorization
 headers, on success, on failed logins, on errors, at DEBUG level, on SQLite."""
 
 from __future__ import annotations

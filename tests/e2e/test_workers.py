@@ -1,4 +1,4 @@
-"""Scale-out (issue 9): several worker processes on one PostgreSQL database and one Redis.
+"""Scale-out: several worker processes on one PostgreSQL database and one Redis.
 
 Two kinds of "worker" are checked: two separate ``hubbub serve`` processes (so the test
 decides which one serves each request, which ``--workers`` leaves to the kernel), and

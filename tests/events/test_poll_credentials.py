@@ -1,4 +1,4 @@
-"""A queue vouches for the credentials that proved themselves on it (issue 9): re-armed
+"""A queue vouches for the credentials that proved themselves on it: re-armed
 long-polls skip the database, and a change of credentials ends the trust at once."""
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ def _awaited_chain(task: asyncio.Task[Any]) -> list[str]:
 
 async def test_a_waiting_poll_holds_only_the_api_frames_it_needs(env: TestEnv) -> None:
     """Every waiting long-poll holds each coroutine frame of its chain for up to a
-    minute (~0.3 KB a frame): 10,000 idle polls lost issue 9's 100 MB budget to one
-    closure awaited in between (07d2816). Between uvicorn's request task and the bus's
+    minute, so one closure awaited in between was enough to lose the idle-poll memory
+    budget (bench/results/long-polls.md). Between uvicorn's request task and the bus's
     poll, hubbub's chain is the API's way in, ``dispatch`` and the endpoint, no more."""
     user = env.users["hamlet"]
     queue = assert_success(await env.client(user).post("/register", {}))

@@ -110,9 +110,8 @@ async def do_update_message_flags(
 def _flag_update(dialect: str, table: sa.Table, bit: int, adding: bool) -> sa.Update:
     """The UPDATE that sets (or clears) ``bit`` on one user's rows of the messages in
     parameter ``ids`` that lack (or have) it, naming them: built once per database,
-    table, flag and direction. Built for every chunk, it and its cache key were ~half of
-    a flag change's cost on the event loop (2.5 % of its samples at 1,500 active users,
-    py-spy; docs/performance.md)."""
+    table, flag and direction. Built for every chunk, it and its cache key were about half
+    of a flag change's cost on the event loop."""
     new_flags = table.c.flags.op("|" if adding else "&")(
         sa.literal_column(str(bit if adding else ~bit))
     )

@@ -5,8 +5,9 @@ deactivated users and (since feature level 188) bots; muting yourself is refused
 the target is looked up. Each change sends the caller's whole list of muted users, as a
 ``muted_users`` event, to the caller only.
 
-Zulip also marks every message from the muted user as read for the muter; hubbub has no
-messages yet, so there is nothing to mark.
+Zulip also marks every earlier message from the muted user as read for the muter; hubbub
+does not (docs/compatibility.md). Messages sent after the mute arrive read
+(``actions/send_message.py``).
 """
 
 from __future__ import annotations

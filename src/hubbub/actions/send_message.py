@@ -73,7 +73,7 @@ MAX_MESSAGE_LENGTH = 10000
 MAX_TOPIC_LENGTH = 60
 TRUNCATED_SUFFIX = "\n[message truncated]"
 
-# Statements every send runs, built once (docs/architecture.md, "Hot statements are built once").
+# Statements every send runs, built once (see docs/subsystems/storage.md).
 _MUTERS = sa.select(muted_user.c.user_profile_id).where(
     muted_user.c.muted_user_id == sa.bindparam("sender_id")
 )
@@ -220,9 +220,8 @@ async def render_send(
     It needs no recipient, so on SQLite the API runs it in a read transaction before
     taking the single writer (``render_before_writing``), as Zulip renders before its
     transaction: the writer is then held for the writes and the reads that must agree
-    with them (the recipients, their flags), not for rendering (about a quarter of a
-    small send's hold; docs/performance.md, *Sends rendered before the writer, and
-    shorter slices*). What it read (the sender's settings, the realm's linkifiers and
+    with them (the recipients, their flags), not for rendering, a large part of a small
+    send's work. What it read (the sender's settings, the realm's linkifiers and
     users named) may change before the writes, as in Zulip."""
     content = normalize_content(req.content)
     topic = normalize_topic(realm, req.topic) if req.type == "stream" else ""

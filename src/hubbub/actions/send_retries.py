@@ -5,7 +5,7 @@ client up to ten times), and a send whose response was lost has still happened. 
 that names its event queue and a local id for the message (as Zulip's web and mobile apps
 do, for their local echo) gets the first message's id back for every repeat instead of a
 duplicate. Zulip itself does not deduplicate; hubbub does because losing a response must
-not post a message twice (issue 10).
+not post a message twice.
 
 The key is written in the send's own transaction, under a unique index, so two copies
 racing each other cannot both commit: the loser's transaction fails as a whole and its

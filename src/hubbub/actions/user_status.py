@@ -11,8 +11,9 @@ Behaviour follows Zulip 8.0 (zerver/views/presence.py, zerver/actions/user_statu
   ``user_status`` event with the fields passed to every active user of the realm.
 
 Emoji are checked against Zulip's Unicode emoji names (hubbub.markdown.emoji) and the
-``zulip`` extra emoji. hubbub has no custom (realm) emoji yet, so ``realm_emoji`` is always
-"Invalid custom emoji.", and a name that is not a Unicode emoji or ``zulip`` does not exist.
+``zulip`` extra emoji. A status does not take the realm's custom emoji yet, so
+``realm_emoji`` is always "Invalid custom emoji.", and a name that is not a Unicode emoji or
+``zulip`` does not exist.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def emoji_data_for_name(name: str) -> tuple[str, str]:
 def check_emoji(name: str, code: str, reaction_type: str) -> None:
     """Zulip's check_emoji_request, with Zulip's messages."""
     if reaction_type == REALM_EMOJI:
-        # No custom emoji exist in hubbub yet, so no code can name one.
+        # A status does not take the realm's custom emoji yet (docs/compatibility.md).
         raise JsonableError("Invalid custom emoji.")
     if reaction_type == ZULIP_EXTRA_EMOJI:
         if code != "zulip":

@@ -29,7 +29,8 @@ def subdomain_from_host(host: str, external_host: str) -> str:
     """The realm subdomain a Host header names; "" for the root domain and for bare IPs.
 
     Every request asks, with one of a few Host headers; parsing it as an IP address (a
-    raised ValueError for every name) was ~8 % of a re-armed long-poll's cost (py-spy).
+    raised ValueError for every name) was a noticeable part of a re-armed long-poll's
+    cost.
     """
     hostname = host.strip().lower()
     if hostname.startswith("["):  # [IPv6]:port

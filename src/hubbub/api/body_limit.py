@@ -1,4 +1,4 @@
-"""A bound on request bodies, checked as they arrive (issue 10).
+"""A bound on request bodies, checked as they arrive.
 
 uvicorn and Starlette read any body they are sent; the multipart parser would spool a
 10 GB upload to disk before the upload endpoint could refuse it. This ASGI middleware

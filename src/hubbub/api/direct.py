@@ -2,8 +2,8 @@
 
 The application (``app.HubbubApp``) hands a request whose path names an endpoint here,
 before Starlette's middleware (error handlers, the body limit), router and route: their
-wrappers cost every request ~30-100 µs of CPU (more for a template late in the route
-list) for nothing ``dispatch`` does not do itself, since it answers every error itself
+wrappers cost every request CPU (more for a template late in the route list) for
+nothing ``dispatch`` does not do itself, since it answers every error itself
 (an unexpected one logged, as a JSON 500). Here the path is found by ``ApiRouter``
 (a dictionary for literal paths), the body limit applied (``api/body_limit.py``), and the
 request given to ``dispatch``. Other paths (file downloads, the API document, unknown
@@ -12,9 +12,8 @@ paths for a JSON 404) still go to Starlette.
 A request without a body (most are GETs) has its arguments read from the query string
 here, which is all ``read_arguments`` would read. That matters most to the long-poll:
 every idle client re-arms it after each batch of events, and each then waits, up to a
-minute, holding whatever the request's way in allocated (with the shared heartbeat alarm
-of ``events/alarms.py``: 12.1 -> 11.2 MB per 1,000 idle polls when it first skipped
-Starlette).
+minute, holding whatever the request's way in allocated (as with the shared heartbeat
+alarm of ``events/alarms.py``).
 """
 
 from __future__ import annotations

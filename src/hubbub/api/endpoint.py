@@ -168,8 +168,8 @@ def parse_fields(text: str, into: dict[str, str], *, max_fields: int | None = No
     of a name winning (a name already there stays).
 
     What ``urllib.parse.parse_qsl(text, keep_blank_values=True)`` gives, "+" as a space and
-    escapes read as UTF-8 with undecodable bytes replaced, in a third of its CPU: a
-    long-poll's re-arm is mostly this (three short fields), most requests of a server.
+    escapes read as UTF-8 with undecodable bytes replaced, in less CPU: a long-poll's
+    re-arm is mostly this (three short fields), most requests of a server.
     """
     if max_fields is not None and text.count("&") >= max_fields:
         raise JsonableError("Malformed request body")
@@ -190,8 +190,8 @@ async def read_arguments(request: Request) -> dict[str, str]:
     args: dict[str, str] = {}
     content_type = header(request.scope, b"content-type") or ""
     if content_type.startswith(_URLENCODED):
-        # Not Starlette's form parser (python-multipart's streaming parser, ~3 times the
-        # CPU for a send's fields). The body is UTF-8, as Django reads it: Starlette took
+        # Not Starlette's form parser (python-multipart's streaming parser, several times
+        # the CPU for a send's fields). The body is UTF-8, as Django reads it: Starlette took
         # unescaped bytes as Latin-1.
         body = (await request.body()).decode("utf-8", "replace")
         parse_fields(body, args, max_fields=MAX_FORM_FIELDS)

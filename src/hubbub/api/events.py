@@ -173,8 +173,8 @@ def _poll(
     credential: str | None,
 ) -> Awaitable[list[dict[str, Any]]]:
     """The bus's poll itself, not a coroutine of its own: a waiting poll holds every frame
-    of its chain for up to a minute, and a closure awaited in between cost ~0.7 KB a
-    waiting poll (``bench/longpoll.py --clients 10000``: 98.9 -> 105.7 MB)."""
+    of its chain for up to a minute, and a closure awaited in between would be one more
+    frame per idle client (``bench/longpoll.py`` measures it)."""
     return req.services.bus.get_events(
         queue_id,
         last_event_id,

@@ -78,7 +78,7 @@ class ApiRouter:
     """Finds the endpoints of a path under /api/v1: a dictionary for literal paths (most
     requests), then the templates in turn (``/messages/{message_id}``), their parameters
     converted by Starlette's own convertors. Starlette's router tried every route's
-    regular expression in turn (up to ~50 µs a request for a late template), and its
+    regular expression in turn, costly for a template late in the list, and its
     middleware and route wrappers cost as much again (``api/direct.py``)."""
 
     def __init__(self, endpoints: list[Endpoint]) -> None:

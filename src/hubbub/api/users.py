@@ -132,7 +132,7 @@ async def get_user_by_email(
 async def create_user(req: ApiRequest, *, email: str, password: str, full_name: str) -> Payload:
     """Create a user"""
     # Zulip also requires a server-granted can_create_users flag; hubbub lets every
-    # administrator create users (docs/architecture.md, "Decisions").
+    # administrator create users (docs/compatibility.md).
     if not req.me.is_realm_admin:
         raise OrganizationAdminRequiredError()
     async with req.services.write() as tx:

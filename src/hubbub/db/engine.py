@@ -70,7 +70,7 @@ class Database:
             else self.engine
         )
         # SQLite's write transactions, marked for its BEGIN IMMEDIATE once (setting the
-        # option on each connection was a greenlet call, ~40 µs a transaction).
+        # option on each connection was a greenlet call for every transaction).
         self._serial_write_engine: AsyncEngine = self.write_engine.execution_options(
             hubbub_write=True
         )

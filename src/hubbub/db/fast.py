@@ -1,9 +1,9 @@
 """Reads of statements built once, straight through the driver where SQLAlchemy adds
 nothing but cost.
 
-SQLAlchemy's async execution of a prepared select costs ~200 µs of CPU, against ~65-85 µs
-for asyncpg's own ``fetch`` of the same SQL (the login lookup in a loop, uvloop; for the
-1,000 rows of a realm's presence 1.0-1.1 ms against 0.5-0.7 ms). On PostgreSQL such a
+SQLAlchemy's async execution of a prepared select costs several times the CPU of the
+driver's own ``fetch`` of the same SQL, more than many of these queries take in the
+database. On PostgreSQL such a
 statement goes to the asyncpg connection directly when the connection reads in autocommit
 (``READ_EXECUTION_OPTIONS``) or in a READ COMMITTED transaction: a plain select there sees
 what it would through SQLAlchemy (each statement takes its own snapshot, and the

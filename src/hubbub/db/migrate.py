@@ -52,7 +52,7 @@ async def _at_head(db: Database) -> bool:
 async def upgrade(db: Database) -> None:
     """Bring the schema to the newest revision; a no-op when it is already there.
 
-    Alembic (~10 MB of modules that a Python process never gives back) is imported only
+    Alembic (megabytes of modules that a Python process never gives back) is imported only
     when there is something to apply, so a server restarted on an up-to-date database
     keeps its idle memory lower."""
     if await _at_head(db):

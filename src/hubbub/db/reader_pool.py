@@ -2,8 +2,8 @@
 
 Each read transaction used to take a connection from SQLAlchemy's pool and give it back
 (``AsyncEngine.connect`` and ``AsyncConnection.close``: a greenlet call each, the pool's
-events, a new ``Connection``), ~100-200 µs of the event loop's CPU for a transaction whose
-statements cost less. Here a connection, once opened, stays checked out of that pool and
+events, a new ``Connection``), more of the event loop's CPU than the statements of many
+such transactions. Here a connection, once opened, stays checked out of that pool and
 is handed from one read transaction to the next; the pool's own bound (its size and
 overflow) becomes this one's, and a transaction that finds every connection busy waits
 for one to come back, as it waited for the pool (up to ``timeout`` seconds).

@@ -578,8 +578,9 @@ user_message = sa.Table(
 # two tables, the rows of ``user_message_rows`` (keyed user-major as above) and those of
 # ``user_message_staged`` (keyed message-major). A send's rows go into the staged table: a
 # send to 1,000 subscribers appends to its few last pages instead of writing one leaf of
-# each recipient's range of every user-major index (SQLite: ~1,000 pages, ~4 MB of WAL,
-# most of the single writer's hold of a big send; PostgreSQL: 13-16 ms of its time). A
+# each recipient's range of every user-major index (on SQLite a page per recipient,
+# written with the single writer held; on PostgreSQL an index entry per recipient in
+# each index, most of a big send's time). A
 # background job moves them into ``user_message_rows`` every second, in slices of users,
 # so that each recipient's leaf is written once for all of the second's messages
 # (``sqlite_staged.settle_staged``, ``postgresql.settle_staged``). Reads name
@@ -621,8 +622,8 @@ user_message_rows = _renamed_rows(sqlite_metadata, "sqlite")
 _renamed_rows(postgresql_metadata, "postgresql")
 
 # A second or so of sends' rows. No foreign keys: on SQLite each row is checked when it
-# moves into user_message_rows (a send's 1,000 checks cost ~0.7 ms of the writer), and a
-# message's rows are deleted before the message in both tables. The user index (flags
+# moves into user_message_rows (checking them at the send would hold the writer longer),
+# and a message's rows are deleted before the message in both tables. The user index (flags
 # included) answers a user's rows; it is small, so a big send's entries fall into a few
 # dozen of its leaves.
 user_message_staged = sa.Table(

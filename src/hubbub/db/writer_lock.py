@@ -3,10 +3,10 @@ with the requests' writes going before the background jobs' writes that queue be
 them.
 
 A settle slice (``sqlite_staged.settle_staged``) or the checkpoint's held pass holds the
-writer for several milliseconds (a slice of 50 users ~5 ms); in a plain first-come
-lock a send that queued behind one waited for all of it, and the slowest sends of the
-flood met one in most cases (docs/performance.md, *Sends rendered before the writer,
-and shorter slices*). Here a background write takes the writer only when no request's
+writer for several milliseconds; in a plain first-come lock a send that queued behind
+one waited for all of it, and the slowest sends of a flood met one in most cases
+(bench/results/sqlite-connections.md). Here a background write takes the writer only
+when no request's
 write is waiting, or once it has waited BACKGROUND_PATIENCE_SECONDS: the jobs still run
 under a flood that never leaves the writer free, a little later.
 

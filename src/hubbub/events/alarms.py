@@ -2,8 +2,8 @@
 poll; and the wake-up of polls by new events, in batches (``wake_soon``).
 
 Every waiting poll must be answered with a heartbeat 45-55 s after it started waiting. A
-timer each (``loop.call_later``) costs ~600 bytes per poll (the timer handle, its argument
-tuple and context), which at 10,000 idle polls is 6 MB of issue 9's 100 MB budget. Polls
+timer each (``loop.call_later``) would hold a timer handle, its argument tuple and its
+context for every idle client, a noticeable share of the idle-poll memory budget. Polls
 whose deadlines fall in the same slot share one timer instead; a poll costs one set entry.
 """
 
@@ -27,10 +27,10 @@ def wake(waiter: asyncio.Future[bool], timed_out: bool = True) -> None:
 # Polls woken by new events per turn of the event loop (``wake_soon``). Small, because a
 # turn's length is what every other request waits for at each of its awaits: a request
 # that awaits ten times waits ten turns, and a turn that answers b woken polls also takes
-# in about b re-armed ones (~0.1 ms of the loop a pair). At 2,250 active users
-# (``bench/load.py``) 64 a turn left requests averaging 212-367 ms, 2 a turn 51-66 ms;
-# a poll woken later also finds more events to answer at once (docs/performance.md,
-# *Two polls a turn, and two frames fewer per waiting poll*).
+# in about b re-armed ones. Under the active-user load (``bench/load.py``) large batches
+# left every request waiting through long turns, and two a turn did best; a poll woken
+# later also finds more events to answer at once (bench/results/long-polls.md, *Two
+# polls a turn, and two frames fewer per waiting poll*).
 WAKE_BATCH = 2
 
 
@@ -64,14 +64,12 @@ _wakeups: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Wakeups] = (
 
 def wake_soon(waiter: asyncio.Future[bool]) -> None:
     """End a poll's wait for new events, within some turns of the loop: WAKE_BATCH polls
-    a turn, in the order given. A message to a stream of 1,000 subscribers wakes 1,000
-    polls, and each woken poll's answer is ~0.1 ms of the loop's thread; woken at once,
-    they ran back to back for ~100-300 ms, and every request that arrived meanwhile
-    waited for all of them (``bench/load.py``: every endpoint's latency rose together,
-    with the core not full). In small batches, the loop takes in the requests that
-    arrived, and runs the next step of those it holds, between two batches
-    (docs/performance.md, *Polls woken in batches* and *Two polls a turn, and two frames
-    fewer per waiting poll*)."""
+    a turn, in the order given. A message to a big stream wakes a poll per subscriber, and
+    each woken poll's answer takes the loop's thread for a moment; woken at once, they ran
+    back to back, and every request that arrived meanwhile waited for all of them
+    (``bench/load.py``: every endpoint's latency rose together, with the core not full).
+    In small batches, the loop takes in the requests that arrived, and runs the next step
+    of those it holds, between two batches (bench/results/long-polls.md)."""
     if waiter.done():
         return
     loop = waiter.get_loop()

@@ -351,7 +351,8 @@ class MemoryEventBus:
             queue.credential, queue.verified_at = digest, now
 
     async def vouching_owner(self, queue_id: str, digest: str, now: float) -> int | None:
-        # In-process, the check costs nothing: made here, before anything else.
+        # In this process's memory the check costs nothing: made here, before anything
+        # else.
         if not await self.vouches_for(queue_id, digest, now):
             return None
         return self._queues[queue_id].spec.user_id

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pygments.lexer import Lexer  # type: ignore[import-untyped,unused-ignore]
 
-# Pygments is imported by the first code block, not at start-up: its ~20 modules are
-# ~0.9 MB of an idle server's memory (issue 9's idle budget).
+# Pygments is imported by the first code block, not at start-up: its modules would
+# otherwise take part of an idle server's memory budget.
 
 # A first line such as "#!python", "#!/usr/bin/python" or ":::python" names the language of
 # a block that has none; the line itself stays part of the code.

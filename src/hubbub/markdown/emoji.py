@@ -44,8 +44,8 @@ EMOTICON_RE = re.compile(
 
 @lru_cache(maxsize=1)
 def _tables() -> tuple[dict[str, str], dict[str, str]]:
-    # Imported on first use: the mapping module is one large literal, ~4 MB of memory that
-    # an idle server (or one whose messages carry no emoji) does not need.
+    # Imported on first use: the mapping module is one large literal, megabytes of memory
+    # that an idle server (or one whose messages carry no emoji) does not need.
     from zulip_emoji_mapping.emoji_names import (  # type: ignore[import-untyped,unused-ignore]
         EMOJI_NAME_MAPS,
     )

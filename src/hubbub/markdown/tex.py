@@ -81,7 +81,7 @@ def _serialize(element: Element, out: list[str]) -> None:
 
 
 def _mathml_body(tex: str, display: bool) -> str | None:
-    # Imported on first use: ~3 MB that a server which never renders TeX does not hold.
+    # Imported on first use: megabytes that a server which never renders TeX does not hold.
     from latex2mathml.converter import convert_to_element
 
     try:

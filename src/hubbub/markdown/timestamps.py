@@ -52,8 +52,8 @@ TZINFOS = {name: timezone(timedelta(hours=hours)) for name, hours in _HOURS.item
 
 
 def parse_timestamp(text: str) -> datetime | None:
-    # dateutil is imported by the first <time:...> that is not a number: ~0.6 MB of an idle
-    # server's memory otherwise (issue 9's idle budget).
+    # dateutil is imported by the first <time:...> that is not a number, so that an idle
+    # server's memory budget does not carry it.
     from dateutil import parser as date_parser  # type: ignore[import-untyped,unused-ignore]
 
     try:

@@ -62,7 +62,7 @@ async def send_to_bouncer(
     url = urljoin(settings.push_bouncer_url, "/api/v1/remotes/" + endpoint)
     headers = {"User-Agent": f"ZulipServer/{ZULIP_VERSION}"}
     auth = (settings.push_bouncer_org_id, settings.push_bouncer_org_key)
-    # Imported on first use: httpx costs ~5 MB of idle memory on servers without push.
+    # Imported on first use: httpx costs megabytes of idle memory on servers without push.
     import httpx
 
     try:

@@ -20,7 +20,7 @@ async def user_alert_words(conn: AsyncConnection, user_id: int) -> list[str]:
     return list(rows.scalars())
 
 
-# Built once: every send reads it (docs/architecture.md, "Hot statements are built once").
+# Built once: every send reads it (see docs/subsystems/storage.md).
 _REALM_ALERT_WORDS = (
     sa.select(alert_word.c.user_profile_id, alert_word.c.word)
     .join(user_profile, user_profile.c.id == alert_word.c.user_profile_id)

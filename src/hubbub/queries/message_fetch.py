@@ -180,8 +180,8 @@ def own_matches(user_id: int, hits: sa.Select[Any]) -> sa.Select[Any]:
         _OWN.c.message_id.in_(hits),
         # Always true (flags are NOT NULL), but it needs the row: the planner then looks
         # the matches up by the primary key, in the user's own range of pages, not in the
-        # (message, user) index, narrower but with each match on a page of its own (a
-        # window of 50,000 on the full-scale realm: 50 against 11 ms; migration 0016).
+        # (message, user) index, narrower but with each match on a page of its own
+        # (migration 0016 made the key cover the flags).
         _OWN.c.flags.is_not(None),
     )
 
@@ -207,9 +207,8 @@ async def _fts_page(
         )
         # The user's rows among the window's matches (the index of (user, message)), then
         # only their messages. Looking up each match's message first, then the user's row,
-        # stops at a full page but reads a message per match: on a 1,000,000-message realm
-        # 4-5 ms for a window of 2,000 with few of the user's, and 27 ms for a word in 13,000
-        # messages with 35 of a user's, against 1 and 8 ms; a full page costs ~0.4 ms more.
+        # stops at a full page but reads a message per match, several times the cost when
+        # few of the matches are the user's; a full page costs a little more this way.
         # Stream history has no rows of the user's to look among.
         ids: Any = hits if query.include_history else own_matches(query.user.id, hits)
         select = query.select(*columns, above=above, below=below, fts_window=message.c.id.in_(ids))
@@ -225,8 +224,7 @@ async def _fts_page(
         if query.names_stream:
             # A stream's matches are sparse among the word's: wider windows would read a
             # large share of them. The stream's own index of messages, each checked
-            # against every match, takes 13 ms for a word in 49,000 messages and a stream
-            # of 1,800, against 30 for a window of 50,000.
+            # against every match, costs less than a wide window.
             return None
         window = _wider(window, len(rows), limit)
 

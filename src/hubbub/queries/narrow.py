@@ -122,7 +122,7 @@ def _check_operand(index: int, operator: str, operand: Any) -> str | int | tuple
 
 # Each term adds a condition (a search term, a join) to one SQL query; Zulip sets no bound,
 # and no client builds narrows of more than a handful of terms. hubbub refuses longer ones
-# so that one request cannot make a query of thousands of conditions (issue 10).
+# so that one request cannot make a query of thousands of conditions.
 MAX_NARROW_TERMS = 32
 
 

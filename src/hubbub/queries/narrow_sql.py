@@ -73,7 +73,8 @@ FLAG_IS = frozenset({"dm", "private", "starred", "unread", "mentioned", "alerted
 
 
 # The user's row of each message in a stream history's look-up (``_own_flags``): one
-# alias, made once (its column collection was ~1 % of the loop at 1,250 active users).
+# alias, made once (its column collection, made for every query, showed in the loop's
+# profile under load).
 _OWN_FLAGS = user_message.alias("own_flags")
 
 
@@ -88,8 +89,8 @@ class NarrowQuery:
     # A positive stream term: stream muting then hides nothing (the user asked for it).
     names_stream: bool = False
     # Only flag terms (all messages, is:unread, is:starred, ...): walk the user's rows in
-    # id order rather than collecting and sorting them (1,000 times faster for a user with
-    # 30,000 rows).
+    # id order rather than collecting and sorting them, which for a user with many rows
+    # read all of them.
     rows_first: bool = False
     # SQLite: (index in ``conditions``, FTS5 query) of the first search term, which a page
     # of results may replace by the matches nearest its anchor (``fetch_window``).
@@ -244,9 +245,9 @@ class NarrowQuery:
     ) -> tuple[sa.Select[Any], ColumnElement[int]]:
         """The first ``limit`` of a walk's ``ids`` (by ``order``), then the user's flags of
         only those. A walk that tests each row's existence by the primary key alone reads
-        the index, not the table: on bench/messages.py's realm a medium word's walk of
-        12,000 of a user's rows read 11,824 pages of ``user_message`` for their flags, 79
-        without (127 -> 54 ms)."""
+        the index, not the table: reading each walked row's flags read a page of
+        ``user_message`` for nearly every row, where the page's flags alone read a few
+        (bench/results/postgresql.md, *PostgreSQL search and presence*)."""
         page = ids.order_by(order.desc() if newest_first else order).limit(limit).subquery("page")
         select = sa.select(page.c.id, user_message.c.flags).select_from(
             page.join(

@@ -1,9 +1,9 @@
 """The realm's users and user groups kept per process, read again only when they change.
 
-``/register`` reads every account of the realm (``realm_users``, ~6 ms of the event loop
-at 1,000 users, 5.5 % of its samples at 2,000 active users) and every group with its
-members (``realm_user_groups``, ~2 ms); ``GET /users`` and ``GET /user_groups`` the same
-(docs/performance.md, *The realm's people kept*). A process keeps what it last read of a
+``/register`` reads every account of the realm (``realm_users``) and every group with its
+members (``realm_user_groups``), a large part of its time on the event loop in a big
+realm; ``GET /users`` and ``GET /user_groups`` the same (bench/results/caches.md, *The
+realm's people kept*). A process keeps what it last read of a
 realm with the realm's people version: the count in ``realm_people_version`` that
 triggers raise at every change of the realm's ``user_profile``, ``user_group`` and group
 membership rows (migrations 0017 and 0018). The version is read in the caller's
@@ -60,8 +60,7 @@ class PeopleCache:
     async def users_by_id(self, conn: AsyncConnection, realm_id: int) -> Mapping[int, User]:
         """The realm's users (active or not, bots included) by id, shared: the caller
         only reads it. A page of messages names its senders and direct-message members
-        here instead of reading their rows (~3.7 % of the event loop's samples at 1,500
-        active users, docs/performance.md)."""
+        here instead of reading their rows."""
         return (await self._kept_users(conn, realm_id)).by_id
 
     async def _kept_users(self, conn: AsyncConnection, realm_id: int) -> _Users:

@@ -222,8 +222,7 @@ async def get_realm_presences(
 
 
 # How long a server process answers pings from the realm's rows as it last read them.
-# Each ping read every row of the realm (1,000 on a 1,000-user realm) to answer with
-# them: ~5.5 ms of a ping's ~7 ms of CPU (bench/inprocess.py presence, 1,000 users). The
+# Each ping read every row of the realm to answer with them, most of a ping's CPU. The
 # process's own presence writes and user changes reach the kept rows at once (see
 # ``PresenceAnswers``); another worker's are seen within this time, well within the minute
 # between a client's pings. Zulip 8.0 itself records pings through a queue worker, so its
@@ -249,7 +248,7 @@ class _RealmPresences:
     clock) and ``read_at`` (``time.monotonic``), and, by form (``slim``), each row's entry
     of the answer serialized (``"key":{...}``). A write changes one entry: with each
     client pinging once a minute every ping wrote, and serializing the answer again from
-    all of its rows was 4 % of the event loop's thread at 750 active users (py-spy).
+    all of its rows after each write showed in the event loop's profile under load.
 
     ``bound``: every write of the realm with an update id up to it is in the rows. The
     realm's count is read before the rows, so that it never claims a write they lack;
@@ -259,8 +258,9 @@ class _RealmPresences:
 
     ``recent``: the users connected within the default two weeks as of ``now``, and
     ``recent_newest`` the newest update id among them. Most pings ask for just that (the
-    mobile app sends no ``last_update_id``), and choosing them row by row took ~150 µs of
-    a 1,000-user realm's answer; the window moves on when the rows are read again."""
+    mobile app sends no ``last_update_id``), and choosing them row by row for every answer
+    cost more than the answer's join; the window moves on when the rows are read
+    again."""
 
     now: float
     read_at: float

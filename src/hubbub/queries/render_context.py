@@ -65,9 +65,8 @@ async def _mentionable_users(
     conn: AsyncConnection, realm_id: int, content: str | None
 ) -> list[MentionableUser]:
     """The realm's users, in id order (the first of two with one name wins a mention),
-    or, given the ``content`` to render, those its mentions can name: a send with a
-    mention read all 1,000 users of the benchmark realm through SQLAlchemy (~7 % of the
-    event loop's thread in a flood of sends, py-spy)."""
+    or, given the ``content`` to render, those its mentions can name: reading every user
+    of a big realm for each send with a mention cost more than rendering it."""
     targets = user_mention_targets(content) if content is not None else None
     if targets is None or content is None:
         rows = await fetch_rows(conn, _ALL_USERS, {"realm_id": realm_id})
@@ -108,8 +107,8 @@ async def load_render_context(
     Given the ``content`` to render, only what its syntax can refer to is loaded: the users
     its user mentions can name (``_mentionable_users``), groups only for a group mention
     ("@*..."), streams only for stream links ("#**..."), custom emoji only for some
-    ":name:" (one read, however many it names). On a 1,000-user realm the user list alone
-    was a fifth of a send's time (bench/README.md). ``sender_settings``
+    ":name:" (one read, however many it names). In a big realm the user list alone was a
+    large part of a send's time. ``sender_settings``
     (``get_json_user_settings``), when the caller has them, save a query."""
     stream_links = content is None or "#" in content
     users = await _mentionable_users(conn, realm.id, content)

@@ -1,15 +1,15 @@
 """Each stream's active subscribers kept per process, read again only when they change.
 
 A send to a stream needs its active subscribers (who get the message), and on SQLite it
-reads them holding the single writer: 21-29 % of ``check_send_message``'s samples in the
-send flood, most of it the 1,000 rows of the biggest streams (docs/performance.md,
-*A stream's subscribers kept*). A process keeps what it last read of a stream with the
-two counts those subscribers depend on: the stream's subscriber changes, counted by the
-triggers of migration 0020, and the realm's people version (0017: a user deactivated
-stops being a subscriber that counts). The send reads both counts in the statement that
-reads its stream (``get_send_stream``), in its own transaction: equal counts mean that
-the kept subscribers are exactly what that transaction would read, whichever worker or
-command wrote last, since the database counts every change itself.
+reads them holding the single writer, a large part of a send's hold for the biggest
+streams (bench/results/caches.md, *A stream's subscribers kept*). A process keeps what
+it last read of a stream with the two counts those subscribers depend on: the stream's
+subscriber changes, counted by the triggers of migration 0020, and the realm's people
+version (0017: a user deactivated stops being a subscriber that counts). The send reads
+both counts in the statement that reads its stream (``get_send_stream``), in its own
+transaction: equal counts mean that the kept subscribers are exactly what that
+transaction would read, whichever worker or command wrote last, since the database
+counts every change itself.
 
 One limit: on PostgreSQL the triggers count at the COMMIT (deferred, as 0017's), so a
 transaction's own uncommitted changes of who is subscribed are not yet counted within

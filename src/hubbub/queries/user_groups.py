@@ -107,11 +107,10 @@ async def get_user_group_dicts(conn: AsyncConnection, realm_id: int) -> list[dic
     out for clients without ``include_deactivated_groups``): direct members and direct
     subgroups.
 
-    The system groups alone hold ~3 memberships per user (everyone, members, full
-    members): 3,000 rows on a 1,000-user realm, read at every /register. They are read
-    in one joined statement built once, in the primary key's order (no sort), and fetched
-    all at once rather than row by row (SQLAlchemy's per-row fetch was a third of it):
-    ``inprocess.py register``, see docs/performance.md."""
+    The system groups alone hold about three memberships per user (everyone, members,
+    full members), read at every /register. They are read in one joined statement built
+    once, in the primary key's order (no sort), and fetched all at once rather than row by
+    row (SQLAlchemy's per-row fetch was a large part of it)."""
     params = {"realm_id": realm_id}
     groups = [named(row) for row in await fetch_rows(conn, _GROUPS, params)]
     members: dict[int, list[int]] = {g["id"]: [] for g in groups}

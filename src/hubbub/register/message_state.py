@@ -52,9 +52,9 @@ def _newest_own_rows(flag_test: sa.ColumnElement[bool], limit: int) -> sa.Subque
     """The newest ``limit`` rows of the user ``:user_id`` passing ``flag_test``, as a
     subquery that the message and recipient joins take as it is: the planner then knows
     it has at most ``limit`` rows and looks each message up by id. Joined in one query,
-    PostgreSQL took the flag test's default selectivity (``<>``: 99.5 %) for a user with
-    149 direct messages, expected 92,000 rows and merged them with a backward scan of all
-    1,000,000 messages (360 ms, bench/messages.py's realm)."""
+    PostgreSQL took the flag test's default selectivity (``<>``: nearly every row) for a
+    user with few direct messages, expected a great many rows and merged them with a
+    backward scan of every message."""
     return (
         sa.select(user_message.c.message_id, user_message.c.flags)
         .where(user_message.c.user_profile_id == sa.bindparam("user_id"), flag_test)
@@ -77,14 +77,13 @@ def _with_message(mine: sa.Subquery, *columns: Any) -> sa.Select[Any]:
 # Literal bits, as in the partial indexes' predicates: with bound parameters,
 # PostgreSQL's generic plan of the prepared statement (asyncpg prepares every
 # statement; the generic plan is used from the sixth execution) cannot use them, and a
-# register then read all the user's rows (~2 s at full scale). Module-level statements,
-# read through ``fetch_rows``: SQLAlchemy's own rows cost ~1 µs each, and a user may have
-# tens of thousands unread.
+# register then read all the user's rows. Module-level statements, read through
+# ``fetch_rows``: SQLAlchemy's own row objects cost more, and a user may have tens of
+# thousands unread.
 # The unread rows are a read without a small bound (up to MAX_UNREAD_MESSAGES + 1 rows,
 # each a page of ``message``): ``long_read``, so that SQLite runs it in the reader's
-# thread. Inline it was 10 % of the event loop's samples at 2,000 active users, ~30 ms a
-# ``/register`` during which no other request moved (docs/performance.md, *The unread
-# read off the loop*).
+# thread. Inline, no other request moved while it ran (bench/results/sqlite-connections.md,
+# *The unread read off the loop*).
 _UNREAD = _newest_own_rows(flag_is(READ, False), MAX_UNREAD_MESSAGES + 1)
 _UNREAD_ROWS = long_read(
     _with_message(

@@ -5,8 +5,8 @@ A search of a user's messages can walk the user's rows newest first, checking ea
 message (cheap for a common word: the page fills within a few rows), or read every match
 of the realm from the GIN index and keep the user's (cheap for a rare word). PostgreSQL's
 planner takes a third way for most words, a backward walk of every message of the realm,
-because it costs each ``@@`` test at almost nothing; on bench/messages.py's realm (1,000
-users, 1,000,000 messages) that took 115 ms for a word the two others found in 20 to 40 ms.
+because it costs each ``@@`` test at almost nothing; on a large realm that takes several
+times as long as either walk (bench/results/search.md).
 ``estimate_search`` and ``SearchEstimate.walk`` pick between the two from the planner
 statistics' word frequencies.
 """

@@ -20,9 +20,8 @@ if TYPE_CHECKING:
 
 # pool_timeout: a burst queues for a connection rather than failing after 30 s.
 # No overflow: SQLAlchemy closes an overflow connection when it is returned, so bursts of
-# more than pool_size transactions opened connections again and again (~100 in one
-# bench/messages.py run at 200 sends/s), each a server process preparing every statement
-# anew; twenty that stay open hold the same maximum.
+# more than pool_size transactions opened connections again and again, each a server
+# process preparing every statement anew; twenty that stay open hold the same maximum.
 # No pool_pre_ping: SQLAlchemy's ping of an asyncpg connection is three round trips
 # (BEGIN, an empty query, ROLLBACK) on every checkout, six of a stream send's 21 (see
 # ``_check_open``, which catches the common case without any).
@@ -41,9 +40,9 @@ CHECKPOINT_INTERVAL_SECONDS: float | None = None
 
 # PostgreSQL compiles a query to machine code (JIT) once its estimated cost passes
 # jit_above_cost; a narrow on a user's rows of a 33-million-row user_message table is
-# estimated that high even when an index answers it in microseconds, and compiling took
-# ~15 ms of each such query (EXPLAIN ANALYZE, bench/load.py's seeded realm). Our queries
-# are short; the compilation never pays for itself.
+# estimated that high even when an index answers it at once, and compiling took longer
+# than running such a query. Our queries are short; the compilation never pays for
+# itself.
 SERVER_SETTINGS = {"jit": "off"}
 
 
@@ -147,11 +146,12 @@ USER_MESSAGE_TABLES = (user_message_staged, user_message_rows)
 USER_MESSAGE_SETTLED = user_message_rows
 
 # How often the server moves staged rows (``settle_staged``). PostgreSQL's work is per row
-# more than per page: moving a second of the send flood's rows costs ~7.6 ms a thousand,
-# half of inserting them straight into the user-major table, and none of it inside a send.
+# more than per page: moving a second of the send flood's rows in user order costs less
+# than inserting them straight into the user-major table did, and none of it inside a
+# send (bench/results/postgresql.md).
 SETTLE_INTERVAL_SECONDS: float | None = 1.0
 # Users per transaction of a move: a flag change of a row being moved waits for the
-# slice's COMMIT (~100 users hold ~1,500 rows of the flood, ~11 ms).
+# slice's COMMIT, so a slice is kept short.
 SETTLE_USERS_PER_TRANSACTION = 100
 # One worker at a time moves the rows (an advisory lock's key: "hubbub settle"); the
 # others find the lock taken and leave that second's move to it.

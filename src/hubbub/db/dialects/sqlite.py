@@ -69,60 +69,53 @@ SERIALIZE_WRITES = True
 # A read transaction is one snapshot: it keeps its BEGIN and COMMIT.
 READ_EXECUTION_OPTIONS: dict[str, Any] = {}
 
-# WAL checkpoints. A send to a stream of 1,000 subscribers dirties ~1,000 pages (each
-# recipient's end of the user-major user_message; ~2,000 before migration 0016), as many
-# as SQLite's default automatic checkpoint (1,000 pages): every such commit then copied
-# its pages back into the database and synced it before returning (~40 ms of a ~50 ms
-# send, on a realm of 20,000 messages). A server instead checkpoints from a background
-# job every ``CHECKPOINT_INTERVAL_SECONDS``, off the commit path and once for pages that
-# many sends dirtied again.
+# WAL checkpoints. A send to a big stream dirties one page of each recipient's end of the
+# user-major user_message, as many pages as SQLite's default automatic checkpoint allows:
+# every such commit would then copy its pages back into the database and sync it before
+# returning, most of the send's time. A server instead checkpoints from a background job
+# every ``CHECKPOINT_INTERVAL_SECONDS``, off the commit path and once for pages that many
+# sends dirtied again.
 #
 # SQLite starts the WAL over (writes from its beginning again) only at a write
 # transaction that finds all of it copied. The job's checkpoints never leave it so while
 # sends commit during their copying, so once the WAL holds CHECKPOINT_RESTART_FRAMES the
 # job checkpoints again with the process's writes held (``checkpoint``): that second
-# pass copies only what the first left. Left to grow, the WAL costs every
-# reader's page look-up more (a server whose writer had its automatic checkpoint off
-# spent 30-40 % more CPU a send under 200 sends/s; docs/performance.md). Before, the
-# writer's own automatic checkpoint did this at 16,384 frames inside a COMMIT, copying
-# whatever the job had not, with the single writer held: under the send flood sends
-# waited behind it (docs/performance.md, *The WAL's restart*). The automatic
-# checkpoint stays, at 256 MB of WAL (with 4 KB pages), for any process that runs no
-# such job (a command, the benchmark's seeder); it runs in a COMMIT, which is why such a
-# process's writer COMMITs in the driver's thread. The process that runs the job turns
-# it off on its writer (``own_checkpoints``), whose small transactions then commit
-# inline (INLINE_COMMIT_MAX_CHANGES).
+# pass copies only what the first left. Left to grow, the WAL makes every reader's page
+# look-up dearer, and a flood of sends costs much more CPU. Leaving this to the writer's
+# own automatic checkpoint would run it inside a COMMIT, with the single writer held and
+# every send waiting behind it. The automatic checkpoint stays, at 256 MB of WAL (with
+# 4 KB pages), for any process that runs no such job (a command, the benchmark's
+# seeder); it runs in a COMMIT, which is why such a process's writer COMMITs in the
+# driver's thread. The process that runs the job turns it off on its writer
+# (``own_checkpoints``), whose small transactions then commit inline
+# (INLINE_COMMIT_MAX_CHANGES).
 WAL_AUTOCHECKPOINT_PAGES = 65_536
-# 128 MB of WAL with 4 KB pages. The pass with the writes held synced the database file
-# (what every earlier pass had copied: ``sync_database_file``, now done before it) and
-# held the writer 20-40 ms whatever the WAL's length; under the send flood (~40 MB
-# of WAL a second since migration 0019) it came every ~2 s at 16,384 frames, and was the
-# sends' p99. At 32,768 the flood's p99 was 19.7-22.5 ms against 28.9-36.4 ms in four
-# pairs; at 65,536 33.6-43.2 ms (docs/performance.md, *One statement over both tables,
-# and the send flood's tail*).
+# 128 MB of WAL with 4 KB pages. The pass with the writes held costs about the same
+# however long the WAL is, so a longer WAL makes it rarer; but a longer WAL also makes
+# every page look-up dearer. This length measured best under the send flood
+# (bench/results/sqlite-user-message.md).
 CHECKPOINT_RESTART_FRAMES = 32_768
 _CHECKPOINT_LONGEST_SECONDS = 1.0
 CHECKPOINT_INTERVAL_SECONDS: float | None = _CHECKPOINT_LONGEST_SECONDS
 # The job's pace follows the WAL's growth (``checkpoint_delay``): when a checkpoint finds
 # more frames than this, the next comes sooner, so that each copies about this many, down
 # to CHECKPOINT_MIN_INTERVAL_SECONDS apart. Under a flood of sends (a big send writes its
-# 1,000 recipients' leaves) checkpoints a second apart made sends wait behind their
-# copying and syncing (docs/performance.md, *The WAL checkpoint's pace*).
+# recipients' leaves) checkpoints a second apart each copied and synced so much at once
+# that sends waited behind them (bench/results/sqlite-wal.md).
 CHECKPOINT_TARGET_FRAMES = 4_000
 CHECKPOINT_MIN_INTERVAL_SECONDS = 0.25
 # The largest write transaction (rows changed, ``total_changes``) the checkpointing
 # process's writer commits inline, on the event loop. A COMMIT writes the transaction's
 # pages to the WAL (no sync: synchronous=NORMAL), a few for a presence update or a send
 # to a small stream; in the driver's thread it cost a turn of the loop with the single
-# writer held, and under the active-user load writes queued for it (1,000 active users
-# in a slow hour: all requests' average 65.6-105.7 ms inline against 95.6-101.6 ms,
-# ahead in seven runs of nine; docs/performance.md, *Small commits inline*). A bigger
-# one (a send to 1,000 subscribers writes ~1,000 pages, ~4 MB) still commits in the
-# thread, where its writes do not hold the loop.
+# writer held, and under the active-user load writes queued for it
+# (bench/results/sqlite-connections.md). A bigger one (a send to a big stream writes a
+# page per recipient) still commits in the thread, where its writes do not hold the
+# loop.
 INLINE_COMMIT_MAX_CHANGES = 100
 # The writer's page cache (negative: KiB). Those recipients' index pages are read again
-# by the next big send; SQLite's default 2 MB cache let them go and the insert of 1,000
-# rows read them back from the OS (14 -> 6 ms with 32 MB). Readers keep the default.
+# by the next big send; SQLite's default cache lets them go, and the next insert reads
+# them back from the OS. Readers keep the default.
 WRITER_CACHE_KIB = 32_768
 # Closing an idle connection never suspends: every engine here makes ``_Connection``s
 # (an in-memory database, whose plain aiosqlite connections would go to their thread for
@@ -156,8 +149,8 @@ def install(engine: AsyncEngine, *, writer: bool = False) -> None:
     def _on_begin(conn: sa.Connection) -> None:
         write = conn.get_execution_options().get("hubbub_write", False)
         # Straight to the driver: through ``exec_driver_sql`` each transaction's BEGIN
-        # was a whole SQLAlchemy execution, ~150 µs of CPU (of ~350 µs for an empty read
-        # transaction: connect, begin, commit, close).
+        # was a whole SQLAlchemy execution, a large part of an empty read transaction's
+        # cost.
         driver = conn.connection.driver_connection
         assert isinstance(driver, _Connection)  # what every engine here makes
         driver.begin(write)
@@ -206,11 +199,10 @@ class _Connection(aiosqlite.Connection):
     inline, the readers' as the writer's. In the thread: a reader's statement marked
     ``LONG_READ`` (a narrow's walk, a search: their cost has no bound, and there SQLite's
     work holds no one else up), ``run_in_thread`` work, closing the connection, and the
-    writer's ``COMMIT`` and ``ROLLBACK`` unless small (``_WriterConnection``). With readers
-    inline too, 1,750 simulated active users (``bench/load.py``, the full-scale realm) were
-    served at 62-75 % of a core with an average of 60-156 ms, against 84-87 % and
-    217-248 ms with every reader's statement in the thread (docs/performance.md, *Reads
-    inline*).
+    writer's ``COMMIT`` and ``ROLLBACK`` unless small (``_WriterConnection``). Running the
+    readers' statements inline too took less of a core under the active-user load, and
+    answered faster, than sending each of them to the thread
+    (bench/results/sqlite-connections.md).
 
     A reader's ``BEGIN`` waits for the transaction's first statement (a deferred
     ``BEGIN`` reads nothing until then, and a transaction that runs none never begins),
@@ -370,11 +362,10 @@ def _fetch(name: str, rows: deque[Any], args: tuple[Any, ...], arraysize: int) -
 class _WriterConnection(_Connection):
     """The writer: its statements run inline (see ``_Connection``), and so does its BEGIN
     IMMEDIATE, which in the thread cost a turn of the loop with the single writer held:
-    at 1,000 active users a write transaction held it for 6-29 ms (p50) for well under a
-    millisecond of work, and writes queued for seconds (``bench/load.py``; see
-    docs/performance.md). Its COMMIT and ROLLBACK run in the thread, where a COMMIT's
-    automatic checkpoint holds no one but writers, until the process takes over the
-    checkpoints (``own_checkpoints``); then only a big transaction's (see
+    under load a write transaction then held the writer for many times its own work, and
+    writes queued behind one another. Its COMMIT and ROLLBACK run in the thread, where a
+    COMMIT's automatic checkpoint holds no one but writers, until the process takes over
+    the checkpoints (``own_checkpoints``); then only a big transaction's (see
     INLINE_COMMIT_MAX_CHANGES)."""
 
     writer = True
@@ -478,11 +469,11 @@ async def insert_message(
 
     The rows are staged (``sqlite_staged``), in key order, so that they are appended.
     Both statements go to the driver without SQLAlchemy, inline on the writer's
-    connection, with the single writer held: through SQLAlchemy a small send's two
-    INSERTs cost 646 µs of CPU against 263 µs (``bench/insert_message.py``, a slow
-    hour), and it built each of a big stream's 1,000 rows into a parameter dictionary
-    first (~2 ms of a send). Every value is one the driver takes as
-    SQLAlchemy would give it (numbers, strings, booleans, None)."""
+    connection, with the single writer held: SQLAlchemy's execution of the two INSERTs
+    cost more than SQLite's own work, and it built each of a big stream's rows into a
+    parameter dictionary first (``bench/insert_message.py`` measures the difference).
+    Every value is one the driver takes as SQLAlchemy would give it (numbers, strings,
+    booleans, None)."""
     sql = _insert_message_sql(tuple(values))
     driver = driver_of(conn)
     try:
@@ -508,8 +499,8 @@ def driver_of(conn: AsyncConnection) -> _Connection:
 
 def in_ids(column: sa.ColumnElement[int], key: str) -> sa.ColumnElement[bool]:
     """``column IN`` the ids of parameter ``key`` (``ids_argument``), for a list that may be
-    long (a stream's 1,000 subscribers): one JSON argument, where SQLAlchemy spent ~5 ms
-    expanding 1,000 values into parameters."""
+    long (a big stream's subscribers): one JSON argument, where SQLAlchemy's expansion of
+    each value into a parameter of its own cost more than the query."""
     values = sa.func.json_each(sa.bindparam(key, type_=sa.String)).table_valued("value")
     return column.in_(sa.select(values.c.value))
 
@@ -518,8 +509,8 @@ def ids_argument(ids: Collection[Any]) -> str:
     return json.dumps(sorted(ids))
 
 
-# Rows ANALYZE reads per index: bounded, so a multi-gigabyte database is analyzed in well
-# under a second (0.17 s for 1,000,000 messages and 33,000,000 user_message rows).
+# Rows ANALYZE reads per index: bounded, so that even a multi-gigabyte database is
+# analyzed in well under a second.
 ANALYSIS_LIMIT = 10_000
 
 
@@ -565,10 +556,10 @@ def sync_database_file(path: str) -> None:
     A PASSIVE checkpoint syncs the file only when it finds nothing left to copy at its
     end; under a flood of sends each pass finds new frames, so none syncs, and the pages
     the passes copied stay dirty until the pass with the writes held, which finds all
-    copied and syncs them: 20-50 ms of the writer's hold, and the sends' p99, where this
-    sync before it takes 4-22 ms without the writer and leaves that pass 5-21 ms
-    (instrumented floods, docs/performance.md, *A page's users kept, flag changes built
-    once, and where the writer's holds go*)."""
+    copied and syncs them, most of that pass's hold of the writer and of the send flood's
+    tail. Synced here first, without the writer, the held pass has little left to sync
+    (bench/results/caches.md, *A page's users kept, flag changes built once, and where
+    the writer's holds go*)."""
     try:
         status = os.stat(path)
     except FileNotFoundError:
@@ -622,12 +613,11 @@ def checkpoint_delay(frames: int, last_delay: float) -> float:
 async def refresh_statistics(conn: AsyncConnection) -> None:
     """Give the query planner row-count statistics (``sqlite_stat1``). SQLite never
     gathers them by itself, and without them it guesses, for example scanning a million
-    messages newest-first for a direct-message narrow instead of using the sender index
-    (300 ms instead of 3).
+    messages newest-first for a direct-message narrow instead of using the sender index.
 
     Only hubbub's own tables: the full-text index's shadow tables are only ever read by
-    their keys, and analyzing them read most of their pages (1.3 s of a cold start on the
-    full-scale realm, against 0.05 s without them). In the connection's thread: the
+    their keys, and analyzing them read most of their pages, many times the cost of the
+    rest. In the connection's thread: the
     writer runs its statements inline, and this one held every request meanwhile."""
     driver = driver_of(conn)
     statements = [f"PRAGMA analysis_limit={ANALYSIS_LIMIT}"]

@@ -33,11 +33,11 @@ USER_MESSAGE_SETTLED = user_message_rows
 # the staged table as well.
 SETTLE_INTERVAL_SECONDS: float | None = 1.0
 # Users per write transaction of a move, so that sends wait for a slice, not for the
-# whole move. Under the flood of sends (bench/messages.py: every user has rows staged each
-# second) a slice of 100 users held the writer 8-11 ms (p50) and a send that came in
-# behind one waited for all of it and for the sends queued meanwhile; 50 hold it ~5 ms
-# (the slice's COMMIT, ~1.3 ms, comes twice as often: 8-9 % of the writer's time either
-# way; docs/performance.md, *Sends rendered before the writer, and shorter slices*).
+# whole move. Under a flood of sends every user has rows staged each second, and a send
+# that comes in behind a slice waits for all of it and for the sends queued meanwhile;
+# smaller slices hold the writer for less at a time, for the same share of its time
+# overall, since their COMMITs come more often (bench/results/sqlite-connections.md,
+# *Sends rendered before the writer, and shorter slices*).
 SETTLE_USERS_PER_TRANSACTION = 50
 # The staged table's planner statistics (``sqlite_stat1``), whatever it held when ANALYZE
 # last ran: a few rows per user, so that a statement over it starts from its user index,
@@ -133,8 +133,8 @@ async def settle_staged(db: Database) -> int:
 # Statements over the view. SQLite reads ``user_message`` well where a statement's arms can
 # each be planned alone (a key look-up, an ``IN`` list), but a view of a UNION ALL cannot
 # be merged into a query that joins it and orders or limits the join, nor into an outer
-# join: it then collects all of the user's rows first (a page of a topic narrow, ~1 ms,
-# took 20 ms that way on the full-scale realm, and the first unread message 65 ms). So a
+# join: it then collects all of the user's rows first, many times the cost of the
+# statement on the user-major table alone. So a
 # statement with an inner join runs over each table in turn, as one statement
 # (``over_tables``: the same plan as before on the user-major table, and a short one on
 # the staged rows, their results one after the other, which the caller merges); a
@@ -147,15 +147,15 @@ async def settle_staged(db: Database) -> int:
 # the view's columns by the view's name (``user_message.flags``), so the table takes the
 # view's name as its alias there; an alias of the view (``user_message AS own``) becomes
 # one of the table. Its value: one table's name, or ``BOTH_TABLES``. Rewriting the
-# compiled text costs microseconds; rebuilding the statement with SQLAlchemy's
-# ``replacement_traverse`` cost 2-5 ms a narrow's page.
+# compiled text is cheap; rebuilding the statement with SQLAlchemy's
+# ``replacement_traverse`` cost more than the page's query itself.
 TABLE_OPTION = "hubbub_user_message_table"
 BOTH_TABLES = "*"
 _VIEW_MENTION = re.compile(r"\buser_message\b(?![._])( AS )?")
 
 
-# Kept per SQL text: the engine's hook rewrites every execution's SQL (~30 µs for a
-# narrow's page over both tables), and SQLAlchemy compiles a statement's SQL once.
+# Kept per SQL text: the engine's hook would otherwise rewrite every execution's SQL,
+# while SQLAlchemy compiles a statement's SQL only once.
 @functools.lru_cache(maxsize=512)
 def on_table(sql: str, table: str) -> str:
     """``sql``, compiled from a statement over the view, over ``table`` instead; over
@@ -185,8 +185,7 @@ def over_tables(statement: Any, *, staged: bool = True) -> Any:
     page's two pages sorted and cut, two maximums' larger). (A statement that does not
     read the view, or marked ``WHOLE_VIEW``, as it is.) One statement rather than one a
     table: a statement's run costs the event loop more than the staged table's few rows
-    cost SQLite (~8-10 % of the loop under ``bench/load.py`` with two, see
-    docs/performance.md)."""
+    cost SQLite (bench/results/sqlite-user-message.md)."""
     if not _reads_view(statement):
         return statement
     table = BOTH_TABLES if staged else USER_MESSAGE_SETTLED.name

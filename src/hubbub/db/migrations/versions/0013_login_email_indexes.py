@@ -2,8 +2,8 @@
 
 Every authenticated request looks its account up by email in every realm (the key is
 compared afterwards, in constant time; see ``get_login_candidates``). The unique indexes
-lead with ``realm_id``, so the lookup read every account: ~1 ms of the database's time per
-request on a 1,000-user realm, on SQLite and PostgreSQL alike, growing with the accounts.
+lead with ``realm_id``, so the lookup read every account, on SQLite and PostgreSQL alike,
+and its cost grew with the accounts.
 
 Revision ID: 0013
 Revises: 0012

@@ -6,15 +6,15 @@ pages) and wrote one entry into each recipient's own leaf of the key's index and
 partial unread index: ~2,000 leaves and their parents, each a whole page in the WAL.
 Keyed by its primary key (WITHOUT ROWID), the table holds each row, flags included, in
 the key's own B-tree, so a user's rows and flags are one range of it and the unread
-index adds nothing a scan of that range cannot answer. ``bench/user_message_layout.py``
-(``sqlite3`` alone, 1,000 users with 10,000 rows each): inserting a message's 1,000 rows
-6.4-7.0 -> 2.3-2.7 ms, its COMMIT 7.5 -> 2.6-3.0 ms, ~2,000 -> 1,008 WAL frames; a
-user's ~2,000 unread rows with their flags 0.7 -> 1.4 ms (docs/performance.md).
+index adds nothing a scan of that range cannot answer. A big send then writes half the
+pages it did, and reading a user's unread rows by scanning their range costs a little
+more than the unread index did (``bench/user_message_layout.py``;
+bench/results/sqlite-user-message.md).
 
 PostgreSQL keeps its heap, key and unread index: nothing changes there.
 
 The rebuild copies every row once; the time it took on the full-scale benchmark realm is
-in docs/performance.md.
+in bench/results/sqlite-user-message.md.
 
 Revision ID: 0016
 Revises: 0015

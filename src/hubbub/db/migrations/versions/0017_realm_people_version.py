@@ -1,8 +1,7 @@
 """realm_people_version: a count of each realm's user_profile changes, kept by triggers
 
-``/register`` reads every account of the realm (1,000 rows of ~20 columns at full
-scale): ~6 ms of the event loop a ``/register``, 5.5 % of its samples at 2,000 active
-users (py-spy, docs/performance.md). A process now keeps each realm's users as it last
+``/register`` reads every account of the realm, a large part of its time on the event
+loop in a big realm (bench/results/caches.md). A process now keeps each realm's users as it last
 read them, with this count; one read of the count, in the same transaction, says
 whether they are still current. Triggers keep the count, so that no write of
 user_profile (the server's, a command's, another worker's) can forget it: on SQLite one

@@ -1,7 +1,7 @@
 """realm_people_version counts the realm's user groups' changes too
 
-``/register``'s ``realm_user_groups`` reads every group of the realm with its members
-(~3,000 membership rows at 1,000 users): ~2 ms a ``/register`` at full scale. With
+``/register``'s ``realm_user_groups`` reads every group of the realm with its members,
+thousands of membership rows in a big realm. With
 changes of ``user_group``, ``user_group_membership`` and ``group_group_membership``
 counted in the realm's people version (migration 0017), a process keeps the groups as
 it keeps the users (``queries/people.PeopleCache``). A membership row names its group,

@@ -1,8 +1,8 @@
 """user_message on SQLite: a view of the user-major rows and of staged ones
 
-A send to 1,000 subscribers wrote one leaf of each recipient's range of the user-major
-table (~1,000 pages, ~4 MB of WAL; its rows' insert and COMMIT were ~9 ms of the single
-writer's hold, and sends queued behind it: the flood's p99). The table is renamed
+A send to a big stream wrote one leaf of each recipient's range of the user-major table,
+a page of WAL per recipient, with the single writer held, and the sends queued behind it
+made the tail of a flood of sends. The table is renamed
 ``user_message_rows``; a send's rows now go into ``user_message_staged``, keyed by
 (message, user), where they are appended, until the server moves them into
 ``user_message_rows`` (``db/dialects/sqlite_staged.py``). ``user_message`` becomes a

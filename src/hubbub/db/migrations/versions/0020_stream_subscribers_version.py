@@ -1,8 +1,7 @@
 """stream_subscribers_version: a count of each stream's subscriber changes, kept by triggers
 
-A send to a stream reads its subscribers under SQLite's single writer: 21-29 % of
-``check_send_message``'s samples in the send flood (py-spy, docs/performance.md), most
-of it the 1,000 rows of the biggest streams. A process now keeps each stream's active
+A send to a stream reads its subscribers under SQLite's single writer, a large part of
+its hold for the biggest streams (bench/results/caches.md). A process now keeps each stream's active
 subscribers as it last read them, with this count and the realm's people version
 (``queries/subscriber_cache.py``); the send reads both counts in the statement that
 reads the stream. Triggers keep the count, so that no write of a subscription (the

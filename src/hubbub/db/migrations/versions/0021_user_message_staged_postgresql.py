@@ -1,11 +1,12 @@
 """user_message on PostgreSQL: a view of the user-major rows and of staged ones
 
-What migration 0019 did for SQLite. A send to 1,000 subscribers inserted 1,000 rows into
-``user_message``, each an entry in the primary key's and the unread index's user-major
-B-trees: 13-16 ms of PostgreSQL's time on the full-scale realm, the tail of the send
-flood (``bench/pg_user_message_insert.py``). Into a table keyed by (message, user) the
-same rows take 4-5 ms, and moving a second's worth of them into the user-major table in
-user order ~7.6 ms a thousand (docs/performance.md, *Staged rows on PostgreSQL*).
+What migration 0019 did for SQLite. A send to a big stream inserted a row per recipient
+into ``user_message``, each an entry in the primary key's and the unread index's
+user-major B-trees, most of its time in PostgreSQL and the tail of a flood of sends
+(``bench/pg_user_message_insert.py``). Into a table keyed by (message, user) the same
+rows cost a third as much, and moving a second's worth of them into the user-major table
+in user order costs less than inserting them there did (bench/results/postgresql.md,
+*Staged rows on PostgreSQL*).
 
 ``user_message`` is renamed ``user_message_rows`` (its indexes and constraints keep their
 names); ``user_message_staged`` holds the rows that sends write, until the server moves
