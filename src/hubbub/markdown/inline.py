@@ -356,8 +356,8 @@ RULES: list[tuple[str, Any]] = [
 
 
 def install(md: MarkdownIt) -> None:
-    """Replace markdown-it's inline rules by Zulip's."""
-    md.inline.ruler.__rules__ = []
-    md.inline.ruler.__cache__ = None
+    """Replace markdown-it's inline rules by Zulip's: they are added after markdown-it's
+    own, which are then disabled, so that the inline chain holds Zulip's rules alone."""
     for name, rule in RULES:
         md.inline.ruler.push(name, rule)
+    md.inline.ruler.enableOnly([name for name, _ in RULES])
