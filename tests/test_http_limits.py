@@ -1,4 +1,4 @@
-"""HTTP limits of the serving protocol (``hubbub.http_protocol.HttpLimits``), against
+"""HTTP limits of the serving protocol (``hubbub.http_limits.HttpLimits``), against
 hubbub under a real uvicorn: oversized request lines and headers, slow heads and bodies,
 and requests the parser refuses, each answered in JSON in Zulip's error shape."""
 
@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 import orjson
 import pytest
 
-from hubbub.http_protocol import MAX_URL_BYTES, HttpLimits
+from hubbub.http_limits import MAX_URL_BYTES, HttpLimits
 from hubbub.server import uvicorn_options
 from hubbub.settings import Settings, load_settings
 from tests.events.verify import register

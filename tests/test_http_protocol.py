@@ -1,19 +1,27 @@
-"""The lean uvicorn protocol (``hubbub.http_protocol``): its pieces keep the semantics
-uvicorn relies on, and a real uvicorn server built with it answers plain, body-carrying,
-pipelined and slow-reading requests, with the lean pieces in place on the installed
-uvicorn; and hubbub's application under uvicorn with ``hubbub serve``'s options."""
+"""The lean uvicorn protocol (``hubbub.http_protocol``): the installed uvicorn still has
+the internals it relies on, its pieces keep the semantics uvicorn relies on, and a real
+uvicorn server built with it answers plain, body-carrying, pipelined and slow-reading
+requests, with the lean pieces in place; and hubbub's application under uvicorn with
+``hubbub serve``'s options."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import re
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
 from unittest import mock
 
+import httptools
 import orjson
 import pytest
 import uvicorn
+from uvicorn.protocols.http import httptools_impl
+from uvicorn.protocols.http.flow_control import FlowControl
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+from uvicorn.server import ServerState
 
 from hubbub.http_protocol import (
     LeanEvent,
@@ -80,6 +88,73 @@ def test_lean_pipeline_is_first_in_first_out_as_uvicorn_uses_it() -> None:
     assert pipeline and len(pipeline) == 3
     assert [pipeline.pop(), pipeline.pop(), pipeline.pop()] == ["a", "b", "c"]
     assert not pipeline
+
+
+# --- the uvicorn internals the protocol relies on (its module docstring lists them) ------
+
+# Each hook the protocol overrides, with uvicorn's parameters; the override calls it.
+HOOKS = {
+    "connection_made": ["self", "transport"],
+    "connection_lost": ["self", "exc"],
+    "data_received": ["self", "data"],
+    "eof_received": ["self"],
+    "send_400_response": ["self", "msg"],
+    "on_message_begin": ["self"],
+    "on_url": ["self", "url"],
+    "on_header": ["self", "name", "value"],
+    "on_headers_complete": ["self"],
+    "on_body": ["self", "body"],
+    "on_message_complete": ["self"],
+}
+
+
+def _own_names(cls: type) -> set[str]:
+    return {name for name in vars(cls) if not name.startswith("__")}
+
+
+def test_uvicorn_still_has_the_hooks_the_protocol_overrides() -> None:
+    for name, parameters in HOOKS.items():
+        hook = getattr(HttpToolsProtocol, name)
+        assert list(inspect.signature(hook).parameters) == parameters, name
+        assert name in vars(LeanHttpToolsProtocol), name
+    # A callback's exception stops httptools with a parser error, which uvicorn answers
+    # through send_400_response: that is how a refusal in on_url or on_header is sent.
+    assert issubclass(httptools.HttpParserCallbackError, httptools.HttpParserError)
+    received = inspect.getsource(HttpToolsProtocol.data_received)
+    assert "except httptools.HttpParserError" in received
+    assert "self.send_400_response(" in received
+
+
+def test_uvicorn_still_keeps_the_state_the_protocol_reads() -> None:
+    assert isinstance(ServerState().default_headers, list)
+    source = inspect.getsource(HttpToolsProtocol)
+    for attribute in ("transport", "loop", "server_state", "cycle", "flow", "pipeline"):
+        assert re.search(rf"self\.{attribute}(: [^=\n]+)? = ", source), attribute
+    cycle = inspect.getsource(RequestResponseCycle.__init__)
+    for attribute in ("message_event", "response_started", "response_complete"):
+        assert f"self.{attribute} = " in cycle, attribute
+    # The lean pieces are put in place after uvicorn makes its own: the flow control in
+    # connection_made, the body event in on_headers_complete (with the new cycle).
+    assert "self.flow = FlowControl(" in inspect.getsource(HttpToolsProtocol.connection_made)
+    made = inspect.getsource(HttpToolsProtocol.on_headers_complete)
+    assert "self.cycle = RequestResponseCycle(" in made and "message_event=" in made
+
+
+def test_uvicorn_uses_the_replaced_objects_only_as_the_lean_ones_allow() -> None:
+    """What uvicorn's httptools module calls on the flow control, the pipeline and the
+    body event is what their lean replacements implement themselves."""
+    source = inspect.getsource(httptools_impl)
+    flow = LeanFlowControl(mock.Mock(spec=asyncio.Transport))
+    flow_uses = set(re.findall(r"\bflow\.(\w+)", source))
+    assert flow_uses and flow_uses <= _own_names(LeanFlowControl) | set(vars(flow)), flow_uses
+    pipeline_uses = set(re.findall(r"\bpipeline\.(\w+)", source))
+    assert pipeline_uses and pipeline_uses <= _own_names(LeanPipeline), pipeline_uses
+    event_uses = set(re.findall(r"\bmessage_event\.(\w+)", source))
+    assert event_uses and event_uses <= _own_names(LeanEvent), event_uses
+    # The bases' own state is never set up, so no method of theirs may be left to run.
+    assert _own_names(FlowControl) <= _own_names(LeanFlowControl)
+    public_event = {name for name in vars(asyncio.Event) if not name.startswith("_")}
+    assert public_event <= _own_names(LeanEvent)
 
 
 # --- a real uvicorn server with the lean protocol --------------------------------------

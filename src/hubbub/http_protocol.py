@@ -1,98 +1,51 @@
-"""uvicorn's httptools protocol, with less held per open connection.
+"""uvicorn's httptools protocol, with less held per open connection and with hubbub's
+HTTP limits (``http_limits.py``): the one module that relies on uvicorn's internals.
 
-Every client holds a long-poll open on its own connection nearly all the time, so what a
-connection costs while it waits is what 10,000 clients cost. uvicorn gives each connection
-an ``asyncio.Event`` for write flow control, another for each request's body, and a
-``deque`` for pipelined requests; each of the three allocates a 64-slot ``deque`` block
-at once, though a held poll never pauses writing, has no body to wait for and is not
-pipelined, and together they were a large share of what an idle poll held. Here they are
-objects of the same interface that allocate only when used.
+uvicorn's public ``http`` setting takes a protocol class; this one subclasses uvicorn's
+``HttpToolsProtocol``, whose attributes and hooks are undocumented. It relies on:
 
-Only public attributes are replaced (the protocol's ``flow`` and ``pipeline``, the
-request cycle's ``message_event``); ``tests/test_http_protocol.py`` checks each against
-the installed uvicorn.
+- the hooks it overrides, each calling uvicorn's own: asyncio's ``connection_made``,
+  ``connection_lost``, ``data_received`` and ``eof_received``; httptools' callbacks
+  ``on_message_begin``, ``on_url``, ``on_header``, ``on_headers_complete``, ``on_body``
+  and ``on_message_complete``; and ``send_400_response(msg)``, which uvicorn's
+  ``data_received`` calls when the parser (or a callback's exception) stops a request;
+- the attributes ``transport``, ``loop``, ``server_state.default_headers`` and ``cycle``
+  (its ``response_started`` and ``response_complete``);
+- what uvicorn does with the three objects it replaces: the protocol's ``flow`` and
+  ``pipeline`` and the request cycle's ``message_event``.
 
-The protocol also bounds what a client may make the server hold (``HttpLimits``): uvicorn's
-httptools protocol accepts a request line and headers of any size and waits for them, and
-for a body, for ever. A request it cannot take is answered in JSON, in Zulip's error
-shape, as every other answer is, rather than with uvicorn's plain-text 400.
+``tests/test_http_protocol.py`` checks each against the installed uvicorn, so that a
+release that changes them fails a test rather than a server.
+
+Why the replacements: every client holds a long-poll open on its own connection nearly
+all the time, so what a connection costs while it waits is what 10,000 clients cost.
+uvicorn gives each connection an ``asyncio.Event`` for write flow control, another for
+each request's body, and a ``deque`` for pipelined requests; each of the three allocates
+a 64-slot ``deque`` block (~620 bytes) at once, though a held poll never pauses writing,
+has no body to wait for and is not pipelined. Here they are objects of the same interface
+that allocate only when used (``docs/subsystems/requests.md``, "What a held
+connection costs").
 """
 
 from __future__ import annotations
 
 import asyncio
-import http
 from collections import deque
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any, Literal, cast
 
-import orjson
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-if TYPE_CHECKING:
-    from hubbub.settings import Settings
+from hubbub.http_limits import (
+    DEFAULT_LIMITS,
+    HttpLimits,
+    RequestRefused,
+    head_too_large,
+    invalid_request,
+    timed_out,
+    url_too_long,
+)
 
-KIB = 1024
-# Longest request line target (path and query) taken: nginx's default, which Zulip
-# servers run behind, refuses one past 8 KiB; a long narrow in a query string fits.
-MAX_URL_BYTES = 16 * KIB
-
-
-@dataclass(frozen=True)
-class HttpLimits:
-    """What one request may cost before it is refused (``HUBBUB_HTTP_*`` settings)."""
-
-    # The request line and headers together; the URL alone at most MAX_URL_BYTES.
-    max_head_bytes: int = 64 * KIB
-    # From a request's first byte (or the connection's opening) to its last header.
-    header_timeout: float = 30.0
-    # The longest pause in a body, while the server is ready to read it.
-    body_timeout: float = 60.0
-
-    @property
-    def max_url_bytes(self) -> int:
-        return min(MAX_URL_BYTES, self.max_head_bytes)
-
-
-def http_limits(settings: Settings) -> HttpLimits:
-    return HttpLimits(
-        max_head_bytes=settings.http_max_header_kib * KIB,
-        header_timeout=settings.http_header_timeout_seconds,
-        body_timeout=settings.http_body_timeout_seconds,
-    )
-
-
-class RequestRefused(Exception):
-    """A request the protocol answers itself, with this status and message."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-    def response(self, default_headers: list[tuple[bytes, bytes]]) -> bytes:
-        body = orjson.dumps({"result": "error", "msg": self.message, "code": "BAD_REQUEST"})
-        phrase = http.HTTPStatus(self.status).phrase
-        lines = [f"HTTP/1.1 {self.status} {phrase}".encode()]
-        lines += [name + b": " + value for name, value in default_headers]
-        lines += [
-            b"content-type: application/json",
-            b"content-length: " + str(len(body)).encode(),
-            b"connection: close",
-        ]
-        return b"\r\n".join(lines) + b"\r\n\r\n" + body
-
-
-def _url_too_long(limits: HttpLimits) -> RequestRefused:
-    return RequestRefused(414, f"Request URL too long (limit: {limits.max_url_bytes} bytes)")
-
-
-def _head_too_large(limits: HttpLimits) -> RequestRefused:
-    return RequestRefused(431, f"Request headers too large (limit: {limits.max_head_bytes} bytes)")
-
-
-DEFAULT_LIMITS = HttpLimits()
 # How long a refused client's further bytes are read (and dropped) before closing.
 LINGER_SECONDS = 2.0
 
@@ -220,7 +173,7 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
         self.pipeline = cast(deque[Any], LeanPipeline())
         self.limits = limits
         # Bytes received since the current head began, while it is being read; and the
-        # current request's headers as parsed (names, values and their framing).
+        # current request's URL and headers as parsed (names, values and their framing).
         self._head_bytes = 0
         self._header_bytes = 0
         self._reading_head = True
@@ -251,12 +204,11 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
             and self._head_bytes > self.limits.max_head_bytes
             and not self.transport.is_closing()
         ):
-            self._refuse(_head_too_large(self.limits))
+            self._refuse(head_too_large(self.limits))
 
     def send_400_response(self, msg: str) -> None:
         """What uvicorn calls for a request httptools refused (or a callback below)."""
-        refusal = self._refusal or RequestRefused(400, "Invalid HTTP request")
-        self._refuse(refusal)
+        self._refuse(self._refusal or invalid_request())
 
     def _refuse(self, refusal: RequestRefused) -> None:
         """Answer and close. A client may still be sending (the rest of a huge header):
@@ -288,15 +240,17 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
 
     def on_url(self, url: bytes) -> None:
         super().on_url(url)
-        if len(self.url) > self.limits.max_url_bytes:
-            self._refusal = _url_too_long(self.limits)
+        # The URL may come in several parts, all before the first header.
+        self._header_bytes += len(url)
+        if self._header_bytes > self.limits.max_url_bytes:
+            self._refusal = url_too_long(self.limits)
             raise self._refusal  # httptools stops and raises; uvicorn calls send_400_response
 
     def on_header(self, name: bytes, value: bytes) -> None:
         super().on_header(name, value)
         self._header_bytes += len(name) + len(value) + 4  # ": " and CRLF
-        if len(self.url) + self._header_bytes > self.limits.max_head_bytes:
-            self._refusal = _head_too_large(self.limits)
+        if self._header_bytes > self.limits.max_head_bytes:
+            self._refusal = head_too_large(self.limits)
             raise self._refusal
 
     def on_headers_complete(self) -> None:
@@ -337,7 +291,7 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
             if self._head_bytes == 0 and (self.cycle is None or self.cycle.response_complete):
                 self.transport.close()  # an idle connection: nothing to answer
             else:
-                self._refuse(RequestRefused(408, "Request timed out"))
+                self._refuse(timed_out())
             return
         # Reading a body: only a pause of the client's counts, not one of the server's
         # (reading paused while the application has not taken what came).
@@ -351,4 +305,4 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
         if self.cycle is not None and self.cycle.response_started:
             self.transport.close()
         else:
-            self._refuse(RequestRefused(408, "Request timed out"))
+            self._refuse(timed_out())

@@ -17,7 +17,8 @@ from typing import Any, NoReturn
 import uvicorn
 
 from hubbub.app import create_app
-from hubbub.http_protocol import LeanHttpToolsProtocol, http_limits
+from hubbub.http_limits import http_limits
+from hubbub.http_protocol import LeanHttpToolsProtocol
 from hubbub.memory import release_freed_memory
 from hubbub.services import Services
 from hubbub.settings import Settings, load_settings
