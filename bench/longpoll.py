@@ -360,6 +360,11 @@ class Server:
             log(f"removed the event queues an earlier run left in {stale}")
         env = {k: v for k, v in os.environ.items() if not k.startswith("HUBBUB_")}
         env["HUBBUB_RATE_LIMIT"] = "0"
+        # The simulated clients log in from one address and share a few users among many
+        # queues: lift the per-address login limit and the per-user queue cap, which
+        # protect a real server from exactly that.
+        env["HUBBUB_LOGIN_ATTEMPTS_PER_ADDRESS"] = "1000000"
+        env["HUBBUB_MAX_QUEUES_PER_USER"] = "1000000"
         env["PYTHONUNBUFFERED"] = "1"
         if self.redis_namespace:
             # Our own key prefix: stale queues of other runs on the same Redis stay out.
