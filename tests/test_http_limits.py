@@ -134,6 +134,25 @@ async def test_a_slow_head_times_out_with_408(limited_env: TestEnv) -> None:
     _error(status, body, 408, "Request timed out")
 
 
+async def test_a_slow_second_head_on_a_kept_connection_times_out_with_408(
+    limited_env: TestEnv,
+) -> None:
+    async with served(limited_env) as address:
+        reader, writer = await asyncio.open_connection(*address)
+        try:
+            writer.write(b"GET /api/v1/server_settings HTTP/1.1\r\nHost: x\r\n\r\n")
+            await writer.drain()
+            status, _, _ = await _answer(reader)
+            assert status == 200
+            # The next request's head starts and stalls in its first chunk.
+            writer.write(b"GET /api/v1/server_settings HTTP/1.1\r\nHost: x\r\n")
+            await writer.drain()
+            status, _, body = await _answer(reader)
+        finally:
+            writer.close()
+    _error(status, body, 408, "Request timed out")
+
+
 async def test_a_connection_that_sends_nothing_is_closed(limited_env: TestEnv) -> None:
     async with served(limited_env) as address:
         reader, writer = await asyncio.open_connection(*address)

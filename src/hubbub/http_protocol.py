@@ -194,9 +194,14 @@ class LeanHttpToolsProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return  # what a refused client still sends is read and dropped
-        if self._reading_head:
+        was_reading_head = self._reading_head
+        if was_reading_head:
             self._head_bytes += len(data)
         super().data_received(data)
+        if not was_reading_head and self._reading_head:
+            # The next request on a kept connection began in this chunk: count it as head,
+            # so that a head stalled here times out with an answer, not a silent close.
+            self._head_bytes += len(data)
         # Still in the head after this chunk: every byte so far was head. (A head that
         # ended in it was measured exactly by on_url and on_header.)
         if (
