@@ -7,6 +7,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from hubbub.db.tables import user_status
+from tests.emoji_helpers import add_emoji, png_bytes
+from tests.events.verify import verify_action
 from tests.helpers import TestEnv, assert_error, assert_success
 
 STATUS = "/users/me/status"
@@ -96,6 +98,7 @@ async def test_errors_change_nothing(env: TestEnv) -> None:
         ({"emoji_name": "car", "emoji_code": "fffff"}, "Invalid emoji code."),
         ({"emoji_name": "smile", "emoji_code": "1f697"}, "Invalid emoji name."),
         ({"emoji_name": "car", "reaction_type": "other"}, "Invalid emoji type."),
+        # A Unicode emoji's code is no custom emoji's id.
         ({"emoji_name": "car", "reaction_type": "realm_emoji"}, "Invalid custom emoji."),
         (
             {"emoji_name": "zulip", "emoji_code": "zulipp", "reaction_type": "zulip_extra_emoji"},
@@ -144,3 +147,120 @@ async def test_deactivated_users_are_left_out(env: TestEnv) -> None:
             {"id": env.users["hamlet"].id},
         )
     assert await _state(env) == {}
+
+
+async def test_custom_emoji(env: TestEnv) -> None:
+    """The realm's custom emoji, named alone or with its id as code and ``realm_emoji`` as
+    type (as Zulip's statuses take them)."""
+    client = env.client("hamlet")
+    key = str(env.users["hamlet"].id)
+    party_parrot = (await add_emoji(env, "iago", "party_parrot"))["id"]
+    assert_success(await client.post(STATUS, {"emoji_name": "party_parrot"}))
+    assert await _status_row(env) == ("", "party_parrot", party_parrot, "realm_emoji")
+    assert await _state(env) == {
+        key: {
+            "emoji_name": "party_parrot",
+            "emoji_code": party_parrot,
+            "reaction_type": "realm_emoji",
+        }
+    }
+    assert_success(await client.post(STATUS, {"emoji_name": "car"}))
+    assert_success(
+        await client.post(
+            STATUS,
+            {
+                "emoji_name": "party_parrot",
+                "emoji_code": party_parrot,
+                "reaction_type": "realm_emoji",
+            },
+        )
+    )
+    assert await _status_row(env) == ("", "party_parrot", party_parrot, "realm_emoji")
+    # An active custom emoji's name wins over the Unicode emoji of that name.
+    car = (await add_emoji(env, "iago", "car"))["id"]
+    assert_success(await client.post(STATUS, {"emoji_name": "car"}))
+    assert await _status_row(env) == ("", "car", car, "realm_emoji")
+    # The Unicode one stays reachable by its code and type.
+    assert_success(
+        await client.post(
+            STATUS, {"emoji_name": "car", "emoji_code": "1f697", "reaction_type": "unicode_emoji"}
+        )
+    )
+    assert await _status_row(env) == ("", "car", "1f697", "unicode_emoji")
+
+
+async def test_custom_emoji_errors_change_nothing(env: TestEnv) -> None:
+    client = env.client("hamlet")
+    party_parrot = (await add_emoji(env, "iago", "party_parrot"))["id"]
+    assert_success(await client.post(STATUS, {"emoji_name": "party_parrot"}))
+    zephyr = await env.create_realm("zephyr", "Zephyr")
+    stranger = await env.create_user("stranger@zephyr.example", "Stranger", realm=zephyr)
+    theirs = env.client(stranger, host="zephyr.localhost")
+    assert_success(
+        await theirs.request(
+            "POST", "/realm/emoji/zephyr_logo", files={"f": ("x.png", png_bytes(), "image/png")}
+        )
+    )
+    [elsewhere] = assert_success(await theirs.get("/realm/emoji"))["emoji"]
+    cases: list[tuple[dict[str, str], str]] = [
+        ({"emoji_code": "999999"}, "Invalid custom emoji."),
+        ({"emoji_code": "0" + party_parrot}, "Invalid custom emoji."),
+        ({"emoji_code": "party_parrot"}, "Invalid custom emoji."),
+        ({"emoji_name": "zephyr_logo", "emoji_code": elsewhere}, "Invalid custom emoji."),
+        # The id's emoji has another name.
+        ({"emoji_name": "parrot", "emoji_code": party_parrot}, "Invalid custom emoji name."),
+        ({"emoji_name": "car", "emoji_code": party_parrot}, "Invalid custom emoji name."),
+    ]
+    for params, msg in cases:
+        request = {"emoji_name": "party_parrot", "reaction_type": "realm_emoji", **params}
+        assert_error(await client.post(STATUS, request), msg)
+    # Another organization's emoji is not named here.
+    assert_error(
+        await client.post(STATUS, {"emoji_name": "zephyr_logo"}),
+        "Emoji 'zephyr_logo' does not exist",
+    )
+    assert await _status_row(env) == ("", "party_parrot", party_parrot, "realm_emoji")
+
+
+async def test_deactivated_custom_emoji(env: TestEnv) -> None:
+    client = env.client("hamlet")
+    key = str(env.users["hamlet"].id)
+    party_parrot = (await add_emoji(env, "iago", "party_parrot"))["id"]
+    assert_success(await client.post(STATUS, {"emoji_name": "party_parrot"}))
+    assert_success(await env.client("iago").delete("/realm/emoji/party_parrot"))
+    # A status that shows it keeps it, as in Zulip.
+    assert (await _state(env))[key]["emoji_code"] == party_parrot
+    # It can no longer be chosen: by name it no longer exists; by its id it is refused.
+    assert_error(
+        await client.post(STATUS, {"emoji_name": "party_parrot"}),
+        "Emoji 'party_parrot' does not exist",
+    )
+    assert_error(
+        await client.post(
+            STATUS,
+            {
+                "emoji_name": "party_parrot",
+                "emoji_code": party_parrot,
+                "reaction_type": "realm_emoji",
+            },
+        ),
+        "This custom emoji has been deactivated.",
+    )
+    assert_success(await client.post(STATUS, {"status_text": "still here"}))
+    assert await _status_row(env) == ("still here", "party_parrot", party_parrot, "realm_emoji")
+
+
+async def test_custom_emoji_event(env: TestEnv) -> None:
+    party_parrot = (await add_emoji(env, "iago", "party_parrot"))["id"]
+
+    async def action() -> None:
+        assert_success(await env.client("hamlet").post(STATUS, {"emoji_name": "party_parrot"}))
+
+    [event] = await verify_action(env, env.users["othello"], action, num_events=1)
+    assert {k: v for k, v in event.items() if k != "id"} == {
+        "type": "user_status",
+        "user_id": env.users["hamlet"].id,
+        "emoji_name": "party_parrot",
+        "emoji_code": party_parrot,
+        "reaction_type": "realm_emoji",
+    }

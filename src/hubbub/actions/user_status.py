@@ -10,55 +10,26 @@ Behaviour follows Zulip 8.0 (zerver/views/presence.py, zerver/actions/user_statu
 - every request, even one that changes nothing, stores the time and sends a
   ``user_status`` event with the fields passed to every active user of the realm.
 
-Emoji are checked against Zulip's Unicode emoji names (hubbub.markdown.emoji) and the
-``zulip`` extra emoji. A status does not take the realm's custom emoji yet, so
-``realm_emoji`` is always "Invalid custom emoji.", and a name that is not a Unicode emoji or
-``zulip`` does not exist.
+Emoji are named as reactions name them (``actions/emoji_checks.py``): the realm's active
+custom emoji (``emoji_code`` its id, ``reaction_type`` ``realm_emoji``), Zulip's
+``zulip`` extra emoji and the Unicode emoji. A deactivated custom emoji can no longer be
+chosen, though a status that already shows it keeps it, as in Zulip.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from hubbub.actions.emoji_checks import check_realm_emoji_request, emoji_data_for_realm_name
 from hubbub.actions.presence import do_presence_enabled_changed
 from hubbub.actions.user_settings import do_change_user_settings
 from hubbub.db.dialects import for_name
 from hubbub.db.tables import user_status
 from hubbub.errors import JsonableError
-from hubbub.markdown.emoji import code_for_name, name_for_code
 from hubbub.models import Realm, User
-from hubbub.queries.user_status import REALM_EMOJI, UNICODE_EMOJI, ZULIP_EXTRA_EMOJI
+from hubbub.queries.user_status import UNICODE_EMOJI
 from hubbub.queries.users import active_user_ids
 from hubbub.transaction import Tx
-
-
-def emoji_data_for_name(name: str) -> tuple[str, str]:
-    """(emoji_code, reaction_type) of an emoji named ``name`` (Zulip's get_emoji_data)."""
-    if name == "zulip":
-        return "zulip", ZULIP_EXTRA_EMOJI
-    code = code_for_name(name)
-    if code is None:
-        raise JsonableError(f"Emoji '{name}' does not exist")
-    return code, UNICODE_EMOJI
-
-
-def check_emoji(name: str, code: str, reaction_type: str) -> None:
-    """Zulip's check_emoji_request, with Zulip's messages."""
-    if reaction_type == REALM_EMOJI:
-        # A status does not take the realm's custom emoji yet (docs/compatibility.md).
-        raise JsonableError("Invalid custom emoji.")
-    if reaction_type == ZULIP_EXTRA_EMOJI:
-        if code != "zulip":
-            raise JsonableError("Invalid emoji code.")
-        if name != code:
-            raise JsonableError("Invalid emoji name.")
-    elif reaction_type == UNICODE_EMOJI:
-        if name_for_code(code) is None:
-            raise JsonableError("Invalid emoji code.")
-        if code_for_name(name) != code:
-            raise JsonableError("Invalid emoji name.")
-    else:
-        raise JsonableError("Invalid emoji type.")
 
 
 async def do_update_user_status(
@@ -123,10 +94,10 @@ async def check_update_user_status(
         emoji_code, reaction_type = "", UNICODE_EMOJI
     elif emoji_name is not None:
         if emoji_code is None or reaction_type is None:
-            found_code, found_type = emoji_data_for_name(emoji_name)
+            found_code, found_type = await emoji_data_for_realm_name(tx.conn, realm.id, emoji_name)
             emoji_code = found_code if emoji_code is None else emoji_code
             reaction_type = found_type if reaction_type is None else reaction_type
-        check_emoji(emoji_name, emoji_code, reaction_type)
+        await check_realm_emoji_request(tx.conn, realm.id, emoji_name, emoji_code, reaction_type)
     elif emoji_code or reaction_type:
         raise JsonableError(
             "Client must pass emoji_name if they pass either emoji_code or reaction_type."
