@@ -11,8 +11,10 @@ import sqlalchemy as sa
 from hubbub.actions.users import do_deactivate_user
 from hubbub.clock import FakeClock
 from hubbub.db.tables import muted_user
+from hubbub.queries.messages import READ
 from hubbub.settings import Settings
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
+from tests.messages_helpers import message_flags, send_direct_message, send_stream_message
 
 MUTED = "/users/me/muted_users"
 
@@ -122,3 +124,42 @@ async def test_concurrent_mutes_of_one_user_answer_already_muted(env: TestEnv) -
         assert_error(failed, "User already muted")
         await hamlet.delete(url)
     assert await _rows(env) == []
+
+
+async def _is_read(env: TestEnv, message_id: int, user: str) -> bool:
+    return bool((await message_flags(env, message_id))[env.users[user].id] & READ)
+
+
+async def test_muting_marks_the_muted_users_messages_read(env: TestEnv) -> None:
+    """Every unread message the muter has from the muted user, in streams and direct
+    messages alike, becomes read for the muter alone; unmuting leaves it read."""
+    for user in ("hamlet", "othello", "iago"):
+        await env.subscribe(user, "Denmark")
+    theirs = [
+        await send_stream_message(env, "othello", "Denmark", topic="lunch"),
+        await send_direct_message(env, "othello", ["hamlet"]),
+        await send_direct_message(env, "othello", ["hamlet", "iago"]),
+        await send_stream_message(env, "othello", "Denmark", "@**Hamlet**", topic="work"),
+    ]
+    others = [
+        await send_stream_message(env, "iago", "Denmark"),
+        await send_direct_message(env, "iago", ["hamlet"]),
+    ]
+    hamlet = env.users["hamlet"]
+    assert_success(await env.client("hamlet").post(f"{MUTED}/{env.users['othello'].id}"))
+    for message_id in theirs:
+        assert await _is_read(env, message_id, "hamlet")
+    for message_id in others:
+        assert not await _is_read(env, message_id, "hamlet")
+    # Nobody else's flags change.
+    assert not await _is_read(env, theirs[0], "iago")
+    assert not await _is_read(env, theirs[2], "iago")
+    assert_success(await env.client("hamlet").delete(f"{MUTED}/{env.users['othello'].id}"))
+    for message_id in theirs:
+        assert await _is_read(env, message_id, "hamlet")
+    unread = assert_success(
+        await env.client(hamlet).post(
+            "/register", {"fetch_event_types": ["message", "update_message_flags"]}
+        )
+    )["unread_msgs"]
+    assert unread["count"] == len(others)

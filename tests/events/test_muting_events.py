@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.events.verify import verify_action
 from tests.helpers import TestEnv, assert_success
+from tests.messages_helpers import send_direct_message, send_stream_message
 
 MUTED = "/users/me/muted_users"
 WORDS = "/users/me/alert_words"
@@ -62,6 +63,61 @@ async def test_mute_and_unmute(env: TestEnv) -> None:
         _fails(env, "POST", f"{MUTED}/999999"),
     ):
         await verify_action(env, hamlet, action, num_events=0)
+
+
+async def test_mute_marks_messages_read(env: TestEnv) -> None:
+    """Muting sends ``update_message_flags`` for the muted user's unread messages (all of
+    them, streams and direct messages, ascending) before ``muted_users``, and applying both
+    to a client's unread state gives the fresh state; unmuting changes no flags."""
+    hamlet, othello = env.users["hamlet"], env.users["othello"]
+    for user in ("hamlet", "othello"):
+        await env.subscribe(user, "Denmark")
+    read_already = await send_stream_message(env, "othello", "Denmark", topic="old")
+    assert_success(
+        await env.client("hamlet").post(
+            "/messages/flags", {"messages": [read_already], "op": "add", "flag": "read"}
+        )
+    )
+    theirs = [
+        await send_stream_message(env, "othello", "Denmark"),
+        await send_direct_message(env, "othello", ["hamlet"]),
+        await send_direct_message(env, "othello", ["hamlet", "iago"]),
+    ]
+    await send_direct_message(env, "iago", ["hamlet"])
+    event_types = ["message", "update_message_flags", "muted_users", "realm_user"]
+    flags, muted = await verify_action(
+        env,
+        hamlet,
+        _call(env, "POST", f"{MUTED}/{othello.id}"),
+        num_events=2,
+        event_types=event_types,
+    )
+    assert _without_id(flags) == {
+        "type": "update_message_flags",
+        "op": "add",
+        "operation": "add",
+        "flag": "read",
+        "messages": theirs,
+        "all": False,
+    }
+    assert muted["type"] == "muted_users"
+    [unmuted] = await verify_action(
+        env,
+        hamlet,
+        _call(env, "DELETE", f"{MUTED}/{othello.id}"),
+        num_events=1,
+        event_types=event_types,
+    )
+    assert unmuted["type"] == "muted_users"
+    # Nothing left unread from them: the mute sends its list alone.
+    [muted] = await verify_action(
+        env,
+        hamlet,
+        _call(env, "POST", f"{MUTED}/{othello.id}"),
+        num_events=1,
+        event_types=event_types,
+    )
+    assert muted["type"] == "muted_users"
 
 
 async def test_muted_users_event_goes_to_the_muter_only(env: TestEnv) -> None:

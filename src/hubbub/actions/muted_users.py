@@ -5,15 +5,17 @@ deactivated users and (since feature level 188) bots; muting yourself is refused
 the target is looked up. Each change sends the caller's whole list of muted users, as a
 ``muted_users`` event, to the caller only.
 
-Zulip also marks every earlier message from the muted user as read for the muter; hubbub
-does not (docs/compatibility.md). Messages sent after the mute arrive read
-(``actions/send_message.py``).
+Muting also marks every unread message the muter has from the muted user read, in
+streams and direct messages alike, with the ``update_message_flags`` event for them sent
+before the ``muted_users`` one (Zulip's do_mute_user); messages sent after the mute
+arrive read (``actions/send_message.py``). Unmuting leaves the flags as they are.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
+from hubbub.actions.mark_read import do_mark_sender_messages_as_read
 from hubbub.db.tables import muted_user
 from hubbub.errors import JsonableError
 from hubbub.models import User
@@ -33,6 +35,7 @@ async def do_mute_user(tx: Tx, user: User, muted: User, *, now: float) -> None:
             user_profile_id=user.id, muted_user_id=muted.id, date_muted=now
         )
     )
+    await do_mark_sender_messages_as_read(tx, user, muted.id)
     await notify_muted_users(tx, user)
 
 
