@@ -25,7 +25,7 @@ from hubbub.errors import JsonableError, OrganizationAdminRequiredError
 from hubbub.models import Role, User
 from hubbub.queries.user_dicts import get_user_dicts
 from hubbub.queries.user_status import get_user_status_for
-from hubbub.queries.users import access_user_by_email, access_user_by_id
+from hubbub.queries.users import access_user_by_email, access_user_by_email_for, access_user_by_id
 from hubbub.transaction import Tx
 
 MAX_DEACTIVATION_COMMENT = 2000
@@ -115,9 +115,10 @@ async def get_user_by_email(
     client_gravatar: bool = True,
     include_custom_profile_fields: bool = False,
 ) -> Payload:
-    """Get a user by email (feature level 39)"""
+    """Get a user by email (feature level 39): by the address the API shows, or by the
+    real one where the caller may see it (feature level 302)"""
     async with req.services.db.read() as conn:
-        target = await access_user_by_email(conn, req.my_realm.id, email)
+        target = await access_user_by_email_for(conn, req.me, email)
         user = await _user_payload(
             conn,
             req,

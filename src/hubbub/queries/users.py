@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -10,7 +12,8 @@ from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import realm as realm_table
 from hubbub.db.tables import user_profile
 from hubbub.errors import JsonableError
-from hubbub.models import Realm, Role, User
+from hubbub.models import EmailVisibility, Realm, Role, User
+from hubbub.queries.user_dicts import DUMMY_EMAIL_DOMAIN
 
 
 async def get_user_by_id(conn: AsyncConnection, realm_id: int, user_id: int) -> User | None:
@@ -25,11 +28,9 @@ async def get_user_by_id(conn: AsyncConnection, realm_id: int, user_id: int) -> 
 
 
 async def get_user_by_email(conn: AsyncConnection, realm_id: int, email: str) -> User | None:
-    """Find a user by API email, case-insensitively.
-
-    At feature level 237 ``GET /users/{email}`` matches the API email only; lookup by
-    the real (delivery) email arrived in Zulip 10.0 (feature level 302).
-    """
+    """Find a user by API email, case-insensitively (message recipients, subscription
+    principals, presence and avatars address users so; ``GET /users/{email}`` has
+    ``access_user_by_email_for``)."""
     row = (
         await conn.execute(
             sa.select(user_profile).where(
@@ -122,6 +123,64 @@ async def access_user_by_email(
     if user is None or (not user.is_active and not allow_deactivated):
         raise _no_such_user()
     return user
+
+
+# The dummy address a hidden email is replaced by, naming the user's id (``api_email``).
+# At most 18 digits, so that the id fits the database's integer.
+_DUMMY_EMAIL = re.compile(r"user(\d{1,18})@" + re.escape(DUMMY_EMAIL_DOMAIN), re.IGNORECASE)
+
+# Whose real email each role may look a user up by: the email visibility values that let
+# the role see it (Zulip's ROLE_TO_ACCESSIBLE_EMAIL_ADDRESS_VISIBILITY_IDS). Nobody may
+# use "nobody", not even its owner.
+_VISIBILITIES_FOR_ROLE: dict[int, tuple[int, ...]] = {
+    Role.OWNER: (
+        EmailVisibility.EVERYONE,
+        EmailVisibility.MEMBERS,
+        EmailVisibility.MODERATORS,
+        EmailVisibility.ADMINS,
+    ),
+    Role.ADMINISTRATOR: (
+        EmailVisibility.EVERYONE,
+        EmailVisibility.MEMBERS,
+        EmailVisibility.MODERATORS,
+        EmailVisibility.ADMINS,
+    ),
+    Role.MODERATOR: (
+        EmailVisibility.EVERYONE,
+        EmailVisibility.MEMBERS,
+        EmailVisibility.MODERATORS,
+    ),
+    Role.MEMBER: (EmailVisibility.EVERYONE, EmailVisibility.MEMBERS),
+    Role.GUEST: (EmailVisibility.EVERYONE,),
+}
+
+
+async def access_user_by_email_for(conn: AsyncConnection, viewer: User, email: str) -> User:
+    """The user ``GET /users/{email}`` names (feature level 302), deactivated users and
+    bots included: a dummy address finds the user of its id; any other address is a real
+    email, found only where ``viewer``'s role may see it under the user's email
+    visibility, and "No such user" otherwise, exactly as for an address nobody has, so
+    the answer tells nothing about hidden addresses. As in Zulip, the visibility is
+    checked in the lookup itself, and even for ``viewer``'s own address."""
+    dummy = _DUMMY_EMAIL.fullmatch(email.strip())
+    if dummy is not None:
+        return await access_user_by_id(
+            conn, viewer.realm_id, int(dummy.group(1)), allow_deactivated=True
+        )
+    row = (
+        await conn.execute(
+            sa.select(user_profile).where(
+                user_profile.c.realm_id == viewer.realm_id,
+                sa.func.lower(user_profile.c.delivery_email) == email.strip().lower(),
+                user_profile.c.email_address_visibility.in_(
+                    _VISIBILITIES_FOR_ROLE.get(viewer.role, ())
+                ),
+            )
+        )
+    ).first()
+    if row is None:
+        raise _no_such_user()
+    return User.from_row(row)
 
 
 # Built once: /register reads every user, and every realm-wide event its audience.
