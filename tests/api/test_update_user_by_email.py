@@ -76,3 +76,16 @@ async def test_errors_change_nothing(env: TestEnv) -> None:
     assert (await env.reload(hamlet)).full_name == "Hamlet"
     assert (await env.reload(owner)).role == Role.OWNER
     assert (await env.reload(stranger)).full_name == "Stranger"
+
+
+async def test_a_real_email_the_admin_may_see_finds_the_user(env: TestEnv) -> None:
+    hamlet = env.users["hamlet"]
+    # Visible to administrators only: the API email becomes a dummy address.
+    assert_success(await env.client("hamlet").patch("/settings", {"email_address_visibility": 3}))
+    assert (await env.reload(hamlet)).email != hamlet.delivery_email
+    assert_success(
+        await env.client("iago").patch(
+            f"/users/{hamlet.delivery_email}", {"full_name": "Hamlet Dane"}
+        )
+    )
+    assert (await env.reload(hamlet)).full_name == "Hamlet Dane"

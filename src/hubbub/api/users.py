@@ -25,7 +25,7 @@ from hubbub.errors import JsonableError, OrganizationAdminRequiredError
 from hubbub.models import Role, User
 from hubbub.queries.user_dicts import get_user_dicts
 from hubbub.queries.user_status import get_user_status_for
-from hubbub.queries.users import access_user_by_email, access_user_by_email_for, access_user_by_id
+from hubbub.queries.users import access_user_by_email_for, access_user_by_id
 from hubbub.transaction import Tx
 
 MAX_DEACTIVATION_COMMENT = 2000
@@ -206,7 +206,7 @@ async def update_user_by_email(
     """Update a user by email (feature level 313): the user is found as ``GET
     /users/{email}`` finds them"""
     async with req.services.write() as tx:
-        target = await access_user_by_email(tx.conn, req.my_realm.id, email)
+        target = await access_user_by_email_for(tx.conn, req.me, email)
         await _update_user(
             tx, req, target, full_name=full_name, role=role, profile_data=profile_data
         )
