@@ -14,7 +14,7 @@ from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import PathInt
 from hubbub.errors import JsonableError, OrganizationAdminRequiredError
 from hubbub.models import Realm, Stream, User
-from hubbub.queries.stream_permissions import has_content_access_via_groups
+from hubbub.queries.stream_permissions import has_content_access
 from hubbub.queries.streams import (
     access_stream_by_id,
     can_access_stream_metadata,
@@ -38,21 +38,6 @@ def _require_admin(user: User) -> None:
 
 async def _subscribed_ids(conn: AsyncConnection, user_id: int) -> set[int]:
     return {sub.stream_id for sub in await list_user_subscriptions(conn, user_id) if sub.active}
-
-
-async def _has_content_access(
-    conn: AsyncConnection, me: User, target: Stream, subscribed: bool
-) -> bool:
-    """Whether ``me`` may read ``target``'s messages: subscribed, a public stream (not for
-    guests), a web-public one, or a private one whose ``can_add_subscribers_group`` or
-    ``can_subscribe_group`` holds them (Zulip 10.2)."""
-    if target.is_web_public or subscribed:
-        return True
-    if me.is_guest:
-        return False
-    if target.is_public:
-        return True
-    return await has_content_access_via_groups(conn, me, target)
 
 
 @dataclass(frozen=True)
@@ -87,7 +72,7 @@ async def _select_streams(
         wanted |= {s.id for s in streams if s.is_web_public}
     if sources.include_can_access_content:
         for s in streams:
-            if await _has_content_access(conn, me, s, s.id in subscribed):
+            if await has_content_access(conn, me, s, subscribed=s.id in subscribed):
                 wanted.add(s.id)
     # A bot may list its owner's streams, private ones included (Zulip lets it).
     if sources.include_owner_subscribed and me.is_bot and me.bot_owner_id is not None:

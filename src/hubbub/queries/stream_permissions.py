@@ -147,6 +147,21 @@ async def has_content_access_via_groups(conn: AsyncConnection, user: User, s: St
     return await user_in_any_stream_setting(conn, user, s, CONTENT_ACCESS_SETTINGS)
 
 
+async def has_content_access(
+    conn: AsyncConnection, user: User, target: Stream, *, subscribed: bool
+) -> bool:
+    """Whether ``user`` may read ``target``'s messages: subscribed, a public stream (not for
+    guests), a web-public one, or a private one whose ``can_add_subscribers_group`` or
+    ``can_subscribe_group`` holds them (Zulip 10.2)."""
+    if target.is_web_public or subscribed:
+        return True
+    if user.is_guest:
+        return False
+    if target.is_public:
+        return True
+    return await has_content_access_via_groups(conn, user, target)
+
+
 async def group_readable_stream_ids(
     conn: AsyncConnection, user: User, streams: list[Stream]
 ) -> set[int]:
