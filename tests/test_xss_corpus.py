@@ -3,6 +3,7 @@ parser finds no script-capable element, event handler, style or script URL."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -111,11 +112,19 @@ def test_tex_keeps_its_meaning() -> None:
     assert "<mtext>a&lt;b</mtext>" in html and "<mfrac>" in html
 
 
-def test_plain_text_renderings_are_safe() -> None:
-    # Stream and group descriptions, profile field values, the realm description.
+def test_description_renderings_are_safe() -> None:
+    # Channel descriptions, profile field values, the organization description: Markdown
+    # without previews, in a realm whose users, groups and channels are named after the
+    # payloads.
+    ctx = dataclasses.replace(_hostile_context(), inline_image_preview=False)
     for payload in PAYLOADS:
-        for text in (payload, f"a\n\n{payload}\nb", f"{payload}\r\n\r\n{payload}"):
-            html = render_text(text)
+        for text in (
+            payload,
+            f"a\n\n{payload}\nb",
+            f"{payload}\r\n\r\n{payload}",
+            f"@**{payload}** #**{payload}** @*{payload}* [x]({payload}) :evil: JS-1",
+        ):
+            html = render_text(text, ctx)
             assert problems(html) == [], (text, html)
             assert "\x02" not in html and "\x00" not in html
 
@@ -216,6 +225,38 @@ async def test_stream_descriptions_are_safe(env: TestEnv) -> None:
     assert len(described) == 20
     for stream in described:
         assert problems(stream["rendered_description"]) == [], stream
+
+
+async def test_profile_field_values_are_safe(env: TestEnv) -> None:
+    fields = {}
+    for field_type, name in ((1, "Short"), (2, "Long")):
+        created = await env.client("iago").post(
+            "/realm/profile_fields", {"name": name, "field_type": field_type}
+        )
+        fields[field_type] = assert_success(created)["id"]
+    client = env.client("hamlet")
+    for payload in PAYLOADS[:20]:
+        data = [{"id": fields[2], "value": f"**x** {payload}"}]
+        if len(payload) <= 50:
+            data.append({"id": fields[1], "value": payload})
+        assert_success(await client.patch("/users/me/profile_data", {"data": data}))
+        user = assert_success(
+            await client.get(
+                f"/users/{env.users['hamlet'].id}", {"include_custom_profile_fields": True}
+            )
+        )["user"]
+        values = user["profile_data"]
+        for entry in data:
+            value = values[str(entry["id"])]
+            assert value["value"] == entry["value"]
+            assert problems(value["rendered_value"]) == [], (payload, value)
+
+
+async def test_organization_description_is_safe(env: TestEnv) -> None:
+    for payload in PAYLOADS[:20]:
+        assert_success(await env.client("iago").patch("/realm", {"description": payload}))
+        body = assert_success(await env.client().get("/server_settings"))
+        assert problems(body["realm_description"]) == [], (payload, body)
 
 
 def test_sanitizer_keeps_only_zulip_classes() -> None:

@@ -1,17 +1,21 @@
 """Rendering of user-written text to HTML, for callers outside the message pipeline.
 
-Plain text (descriptions, profile fields) is escaped and split into paragraphs (the
-``<p>…</p>`` shape clients get for plain text), then passes the same allow-list sanitizer
-as message HTML, so that every HTML string the server produces goes through one wall.
+Channel descriptions, the organization description and text profile field values are
+Markdown, rendered as Zulip 10.2 renders them: by the message renderer, in the context of
+the realm (its users, groups, channels, linkifiers and custom emoji) but with no message,
+so without previews. The renderer's output passes the allow-list sanitizer, like message
+HTML, so every HTML string the server produces goes through one wall.
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
+
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.markdown import RenderContext, RenderResult, render_markdown
-from hubbub.markdown.sanitize import sanitize_html
+from hubbub.models import User
+from hubbub.queries.render_context import load_text_render_context
 
 # Content shorter than this renders in well under a millisecond per hundred characters;
 # longer content renders in a worker thread, so that the event loop keeps serving others
@@ -19,16 +23,43 @@ from hubbub.markdown.sanitize import sanitize_html
 # message is rendered.
 _RENDER_INLINE_BELOW = 2000
 
+# What Zulip 10.2 shows for an organization with no description.
+DEFAULT_REALM_DESCRIPTION = "The coolest place in the universe."
 
-def render_text(text: str) -> str:
-    # The renderer's placeholder delimiters and NUL never reach the output.
-    text = text.replace("\x00", "").replace("\x02", "").replace("\x03", "")
-    paragraphs = [p for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
-    return sanitize_html(
-        "".join(
-            "<p>" + html.escape(p.strip(), quote=False).replace("\n", "<br>\n") + "</p>"
-            for p in paragraphs
-        )
+
+def render_text(text: str, ctx: RenderContext) -> str:
+    """``text``'s HTML under ``ctx`` (``load_text_render_context``'s); "" for no text."""
+    return render_markdown(text, ctx).html
+
+
+async def render_realm_text(
+    conn: AsyncConnection,
+    realm_id: int,
+    text: str,
+    *,
+    realm_url: str = "",
+    acting_user: User | None = None,
+) -> str:
+    """A description or profile value of the realm ``realm_id``, rendered to HTML; given
+    its writer, ``acting_user``, channel links only to channels that user may read.
+
+    The texts this renders are capped (a channel description at 1,024 characters, the
+    organization's at 1,000, a profile value at 500), under the length that
+    ``render_markdown_off_loop`` moves to a thread, so they render on the loop."""
+    if not text:
+        return ""
+    ctx = await load_text_render_context(
+        conn, realm_id, text, realm_url=realm_url, acting_user=acting_user
+    )
+    return render_text(text, ctx)
+
+
+async def render_realm_description(
+    conn: AsyncConnection, realm_id: int, description: str, *, realm_url: str = ""
+) -> str:
+    """The organization description's HTML, with Zulip's text for an empty one."""
+    return await render_realm_text(
+        conn, realm_id, description or DEFAULT_REALM_DESCRIPTION, realm_url=realm_url
     )
 
 

@@ -389,7 +389,7 @@ async def test_set_own_values_of_every_type(env: TestEnv) -> None:
         str(phone): {"value": "+1 <555>", "rendered_value": "<p>+1 &lt;555&gt;</p>"},
         str(bio): {
             "value": "Prince of\n\nDenmark",
-            "rendered_value": "<p>Prince of</p><p>Denmark</p>",
+            "rendered_value": "<p>Prince of</p>\n<p>Denmark</p>",
         },
         str(editor): {"value": "vim"},
         str(birthday): {"value": "1600-01-31"},

@@ -29,7 +29,7 @@ async def test_server_settings(env: TestEnv) -> None:
     assert body["push_notifications_enabled"] is False
     assert body["realm_uri"] == "http://localhost:9991"
     assert body["realm_name"] == "Hubbub"
-    assert body["realm_description"] == "<p>Our **team** &lt;chat&gt;</p>"
+    assert body["realm_description"] == "<p>Our <strong>team</strong> &lt;chat&gt;</p>"
     assert body["realm_icon"] == (
         f"https://secure.gravatar.com/avatar/{hashlib.md5(b'').hexdigest()}?d=identicon"
     )

@@ -39,7 +39,7 @@ from hubbub.queries.profile_fields import (
     list_fields,
 )
 from hubbub.queries.users import active_user_ids, get_user_by_id
-from hubbub.rendering import render_text
+from hubbub.rendering import render_realm_text
 from hubbub.text_checks import check_printable
 from hubbub.transaction import Tx
 
@@ -420,18 +420,24 @@ async def _check_user_ids(conn: AsyncConnection, user: User, value: Any) -> str:
 
 
 async def _check_value(
-    conn: AsyncConnection, user: User, field: Any, value: Any
+    conn: AsyncConnection, user: User, field: Any, value: Any, *, realm_url: str = ""
 ) -> tuple[str, str | None]:
     """(stored value, rendered value) for one field, or raise Zulip's error, which names
-    the field by its label."""
+    the field by its label. Text values render as Markdown in the user's realm, as
+    channel descriptions do."""
     name = field.name
     kind = field.field_type
-    if kind == FieldType.LONG_TEXT:
-        text = _check_capped(name, value, MAX_LONG_TEXT)
-        return text, render_text(text)
-    if kind in (FieldType.SHORT_TEXT, FieldType.PRONOUNS, FieldType.EXTERNAL_ACCOUNT):
-        text = _check_capped(name, value, MAX_SHORT_TEXT)
-        return text, render_text(text) if kind == FieldType.SHORT_TEXT else None
+    if kind in (
+        FieldType.LONG_TEXT,
+        FieldType.SHORT_TEXT,
+        FieldType.PRONOUNS,
+        FieldType.EXTERNAL_ACCOUNT,
+    ):
+        limit = MAX_LONG_TEXT if kind == FieldType.LONG_TEXT else MAX_SHORT_TEXT
+        text = _check_capped(name, value, limit)
+        if kind not in RENDERED_TYPES:
+            return text, None
+        return text, await render_realm_text(conn, user.realm_id, text, realm_url=realm_url)
     if kind == FieldType.SELECT:
         if not isinstance(value, str):
             raise JsonableError(f"{name} is not a string")
@@ -473,13 +479,15 @@ async def check_update_profile_data(
     *,
     acting_user: User,
     var_name: str = "profile_data",
+    realm_url: str = "",
 ) -> None:
     """Set ``user``'s values as ``acting_user`` asks; all entries are checked before
     anything is written.
 
     ``PATCH /users/{id}`` (``var_name`` "profile_data"): an empty or null value clears
     the field, as in Zulip. ``PATCH /users/me/profile_data`` ("data"): values are stored
-    as given, as Zulip does; clearing there is ``DELETE /users/me/profile_data``."""
+    as given, as Zulip does; clearing there is ``DELETE /users/me/profile_data``.
+    ``realm_url`` makes links into the realm in rendered values relative."""
     clear_empty = var_name == "profile_data"
     entries = parse_profile_data(var_name, profile_data, allow_null=clear_empty)
     fields = {row.id: row for row in await list_field_rows(tx.conn, user.realm_id)}
@@ -492,7 +500,8 @@ async def check_update_profile_data(
         if clear_empty and not value:
             writes.append((field_id, None, None))
         else:
-            writes.append((field_id, *await _check_value(tx.conn, user, field, value)))
+            checked = await _check_value(tx.conn, user, field, value, realm_url=realm_url)
+            writes.append((field_id, *checked))
     for field_id, new_value, new_rendered in writes:
         await do_set_profile_value(tx, user, field_id, new_value, new_rendered)
 

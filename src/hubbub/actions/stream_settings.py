@@ -62,7 +62,7 @@ from hubbub.realm_group_settings import (
     GroupSettingValue,
     group_setting_values_equal,
 )
-from hubbub.rendering import render_text
+from hubbub.rendering import render_realm_text
 from hubbub.transaction import Tx
 
 CANNOT_ADMINISTER = "You do not have permission to administer this channel."
@@ -219,10 +219,21 @@ async def do_change_stream_permission(
     return new
 
 
-async def do_change_stream_description(tx: Tx, target: Stream, description: str) -> Stream:
+async def do_change_stream_description(
+    tx: Tx,
+    target: Stream,
+    description: str,
+    *,
+    acting_user: User | None = None,
+    realm_url: str = "",
+) -> Stream:
+    """Channel links in the new description go only to channels ``acting_user`` (its
+    writer) may read, as in Zulip."""
     if description == target.description:
         return target
-    rendered = render_text(description)
+    rendered = await render_realm_text(
+        tx.conn, target.realm_id, description, realm_url=realm_url, acting_user=acting_user
+    )
     new = await _store(tx, target, description=description, rendered_description=rendered)
     await _notify_update(tx, new, "description", description, rendered_description=rendered)
     return new
@@ -322,9 +333,11 @@ async def check_update_stream(
     update: StreamUpdate,
     *,
     web_public_enabled: bool,
+    realm_url: str = "",
 ) -> None:
     """Check every part of the update, then apply it (the caller's transaction makes it all
-    or nothing). The checks and their order follow Zulip 8.0's update_stream."""
+    or nothing). The checks and their order follow Zulip 8.0's update_stream.
+    ``realm_url`` makes the description's links into the realm relative, as in messages."""
     target, _own_sub = await access_stream_for_update(tx.conn, realm, acting, stream_id)
     default_ids = await get_default_stream_ids(tx.conn, realm.id)
 
@@ -390,7 +403,9 @@ async def check_update_stream(
     if update.message_retention_days is not None:
         target = await do_change_stream_message_retention_days(tx, target, retention)
     if update.description is not None:
-        target = await do_change_stream_description(tx, target, update.description)
+        target = await do_change_stream_description(
+            tx, target, update.description, acting_user=acting, realm_url=realm_url
+        )
     if new_name is not None:
         target = await do_rename_stream(tx, target, new_name)
     for name, value in group_changes:

@@ -55,7 +55,7 @@ from hubbub.realm_group_settings import (
     STREAM_PERMISSION_GROUP_SETTINGS,
     GroupSettingValue,
 )
-from hubbub.rendering import render_text
+from hubbub.rendering import render_realm_text
 from hubbub.text_checks import check_printable
 from hubbub.transaction import Tx
 
@@ -121,6 +121,7 @@ async def do_create_stream(
     description: str,
     now: float,
     creator: User | None = None,
+    realm_url: str = "",
 ) -> Stream:
     system_ids = await get_system_group_ids(tx.conn, realm.id)
     settings = default_stream_settings(system_ids, creator.id if creator else None)
@@ -132,7 +133,9 @@ async def do_create_stream(
             realm_id=realm.id,
             name=name,
             description=description,
-            rendered_description=render_text(description),
+            rendered_description=await render_realm_text(
+                tx.conn, realm.id, description, realm_url=realm_url, acting_user=creator
+            ),
             date_created=now,
             invite_only=invite_only,
             is_web_public=options.is_web_public,

@@ -15,6 +15,7 @@ from hubbub.actions.profile_fields import (
 )
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
+from hubbub.api.urls import realm_url
 from hubbub.errors import JsonableError, OrganizationAdminRequiredError
 from hubbub.models import User
 from hubbub.queries.profile_fields import list_fields
@@ -125,7 +126,9 @@ async def update_own_profile_data(
     """Set the user's own custom profile field values"""
     _require_human(req.me)
     async with req.services.write() as tx:
-        await check_update_profile_data(tx, req.me, data, acting_user=req.me, var_name="data")
+        await check_update_profile_data(
+            tx, req.me, data, acting_user=req.me, var_name="data", realm_url=realm_url(req)
+        )
     return {}
 
 

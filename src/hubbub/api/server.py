@@ -10,7 +10,7 @@ from hubbub.api.urls import realm_url
 from hubbub.errors import InvalidSubdomainError
 from hubbub.push.bouncer import push_configured
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
-from hubbub.rendering import render_text
+from hubbub.rendering import render_realm_description
 
 
 @endpoint("GET", "/server_settings", auth=False)
@@ -33,6 +33,12 @@ async def get_server_settings(req: ApiRequest) -> Payload:
     # On a subdomain with no organization only the server-wide keys are known.
     if realm is not None:
         url = realm_url(req)
+        # Rendered on each request, as the text may mention users and channels whose
+        # names change; Zulip 10.2 renders it in the realm, without previews.
+        async with req.services.db.read() as conn:
+            description = await render_realm_description(
+                conn, realm.id, realm.description, realm_url=url
+            )
         result.update(
             {
                 # realm_url is the name since feature level 257; realm_uri stays for
@@ -41,7 +47,7 @@ async def get_server_settings(req: ApiRequest) -> Payload:
                 "realm_uri": url,
                 "realm_name": realm.name,
                 "realm_icon": realm_icon_url(realm),
-                "realm_description": render_text(realm.description),
+                "realm_description": description,
                 "realm_web_public_access_enabled": realm.enable_spectator_access,
             }
         )

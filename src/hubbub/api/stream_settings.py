@@ -17,6 +17,7 @@ from hubbub.actions.subscription_settings import (
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
 from hubbub.api.realm import GroupSettingChange
+from hubbub.api.urls import realm_url
 
 
 @endpoint("POST", "/users/me/subscriptions/properties")
@@ -94,5 +95,6 @@ async def update_stream(
             stream_id,
             update,
             web_public_enabled=req.services.settings.web_public_streams_enabled,
+            realm_url=realm_url(req),
         )
     return {}

@@ -26,6 +26,7 @@ from hubbub.actions.streams import (
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
 from hubbub.api.realm import AnonymousGroup
+from hubbub.api.urls import realm_url
 from hubbub.errors import JsonableError
 from hubbub.models import Realm, Stream, User
 from hubbub.permissions import user_has_permission
@@ -285,6 +286,7 @@ async def _add_subscriptions(
             description=description,
             now=req.services.clock.now(),
             creator=me,
+            realm_url=realm_url(req),
         )
         for name, description in to_create
     ]

@@ -21,6 +21,7 @@ from hubbub.actions.users import (
 )
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import PathInt, PathStr
+from hubbub.api.urls import realm_url
 from hubbub.errors import JsonableError, OrganizationAdminRequiredError
 from hubbub.models import Role, User
 from hubbub.queries.user_dicts import get_user_dicts
@@ -171,7 +172,9 @@ async def _update_user(
         await check_unique_full_name(tx.conn, target.realm_id, name, user_id=target.id)
         await do_change_full_name(tx, target, name)
     if profile_data is not None:
-        await check_update_profile_data(tx, target, profile_data, acting_user=req.me)
+        await check_update_profile_data(
+            tx, target, profile_data, acting_user=req.me, realm_url=realm_url(req)
+        )
 
 
 # ``new_email`` (feature level 313) is not taken: Zulip grants it only to administrators

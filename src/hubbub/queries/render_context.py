@@ -4,6 +4,7 @@ never touches the database)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -14,8 +15,10 @@ from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import stream, user_group, user_profile
 from hubbub.markdown import (
     LinkableStream,
+    Linkifier,
     MentionableGroup,
     MentionableUser,
+    RealmEmoji,
     RenderContext,
 )
 from hubbub.markdown.avatars import possible_avatar_emails
@@ -25,6 +28,8 @@ from hubbub.models import Realm, User
 from hubbub.queries.image_attachments import get_upload_previews
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.realm_emoji import active_render_emoji
+from hubbub.queries.stream_permissions import has_content_access
+from hubbub.queries.streams import list_streams, list_user_subscriptions
 from hubbub.queries.user_settings import get_json_user_settings
 
 _USER_COLUMNS = (
@@ -89,6 +94,63 @@ async def _mentionable_users(
     ]
 
 
+@dataclass(frozen=True)
+class _RealmParts:
+    """What any rendering in a realm can refer to, whoever writes."""
+
+    users: list[MentionableUser]
+    groups: list[MentionableGroup]
+    streams: list[LinkableStream]
+    linkifiers: list[Linkifier]
+    realm_emoji: list[RealmEmoji]
+
+
+async def _load_realm_parts(
+    conn: AsyncConnection, realm_id: int, content: str | None
+) -> _RealmParts:
+    """Given the ``content`` to render, only what its syntax can refer to is loaded: the
+    users its user mentions can name (``_mentionable_users``), groups only for a group
+    mention ("@*..."), streams only for stream links ("#**..."), custom emoji only for
+    some ":name:" (one read, however many it names)."""
+    stream_links = content is None or "#" in content
+    users = await _mentionable_users(conn, realm_id, content)
+    # Zulip 8.0 does not let messages mention system groups ("role:members" ...).
+    groups = (
+        []
+        if content is not None and not may_mention_groups(content)
+        else [
+            MentionableGroup(id=r.id, name=r.name)
+            for r in await conn.execute(
+                sa.select(user_group.c.id, user_group.c.name).where(
+                    user_group.c.realm_id == realm_id,
+                    ~user_group.c.is_system_group,
+                    # Deactivated groups cannot be mentioned (feature level 290).
+                    ~user_group.c.deactivated,
+                )
+            )
+        ]
+    )
+    streams = (
+        []
+        if not stream_links
+        else [
+            LinkableStream(id=r.id, name=r.name)
+            for r in await conn.execute(
+                sa.select(stream.c.id, stream.c.name).where(
+                    stream.c.realm_id == realm_id, ~stream.c.deactivated
+                )
+            )
+        ]
+    )
+    linkifiers = await render_linkifiers(conn, realm_id)
+    realm_emoji = (
+        await active_render_emoji(conn, realm_id)
+        if content is None or EMOJI_NAME_RE.search(content)
+        else []
+    )
+    return _RealmParts(users, groups, streams, linkifiers, realm_emoji)
+
+
 async def load_render_context(
     conn: AsyncConnection,
     realm: Realm,
@@ -104,61 +166,74 @@ async def load_render_context(
     recipient's words together; the caller matches each recipient's own words against
     the result.
 
-    Given the ``content`` to render, only what its syntax can refer to is loaded: the users
-    its user mentions can name (``_mentionable_users``), groups only for a group mention
-    ("@*..."), streams only for stream links ("#**..."), custom emoji only for some
-    ":name:" (one read, however many it names). In a big realm the user list alone was a
-    large part of a send's time. ``sender_settings``
-    (``get_json_user_settings``), when the caller has them, save a query."""
-    stream_links = content is None or "#" in content
-    users = await _mentionable_users(conn, realm.id, content)
-    # Zulip 8.0 does not let messages mention system groups ("role:members" ...).
-    groups = (
-        []
-        if content is not None and not may_mention_groups(content)
-        else [
-            MentionableGroup(id=r.id, name=r.name)
-            for r in await conn.execute(
-                sa.select(user_group.c.id, user_group.c.name).where(
-                    user_group.c.realm_id == realm.id,
-                    ~user_group.c.is_system_group,
-                    # Deactivated groups cannot be mentioned (feature level 290).
-                    ~user_group.c.deactivated,
-                )
-            )
-        ]
-    )
-    streams = (
-        []
-        if not stream_links
-        else [
-            LinkableStream(id=r.id, name=r.name)
-            for r in await conn.execute(
-                sa.select(stream.c.id, stream.c.name).where(
-                    stream.c.realm_id == realm.id, ~stream.c.deactivated
-                )
-            )
-        ]
-    )
-    linkifiers = await render_linkifiers(conn, realm.id)
-    realm_emoji = (
-        await active_render_emoji(conn, realm.id)
-        if content is None or EMOJI_NAME_RE.search(content)
-        else []
-    )
+    Given the ``content`` to render, only what its syntax can refer to is loaded
+    (``_load_realm_parts``): in a big realm the user list alone was a large part of a
+    send's time. ``sender_settings`` (``get_json_user_settings``), when the caller has
+    them, save a query."""
+    parts = await _load_realm_parts(conn, realm.id, content)
     # The stored settings suffice (one statement): the emoticon setting is not a column.
     settings = sender_settings
     if settings is None:
         settings = await get_json_user_settings(conn, sender.id)
     return RenderContext(
         realm_url=realm_url,
-        users=users,
-        user_groups=groups,
-        streams=streams,
-        linkifiers=linkifiers,
-        realm_emoji=realm_emoji,
+        users=parts.users,
+        user_groups=parts.groups,
+        streams=parts.streams,
+        linkifiers=parts.linkifiers,
+        realm_emoji=parts.realm_emoji,
         alert_words=sorted(set(alert_words)),
         translate_emoticons=bool(settings.get("translate_emoticons", False)),
         inline_image_preview=bool(realm.setting("inline_image_preview")),
         upload_previews=await get_upload_previews(conn, realm.id, content),
+    )
+
+
+async def _readable(
+    conn: AsyncConnection, user: User, streams: list[LinkableStream]
+) -> list[LinkableStream]:
+    """Of ``streams``, those whose messages ``user`` may read."""
+    if not streams:
+        return []
+    subscribed = {
+        sub.stream_id for sub in await list_user_subscriptions(conn, user.id) if sub.active
+    }
+    readable = {
+        s.id
+        for s in await list_streams(conn, user.realm_id)
+        if await has_content_access(conn, user, s, subscribed=s.id in subscribed)
+    }
+    return [s for s in streams if s.id in readable]
+
+
+async def load_text_render_context(
+    conn: AsyncConnection,
+    realm_id: int,
+    content: str,
+    *,
+    realm_url: str = "",
+    acting_user: User | None = None,
+) -> RenderContext:
+    """What a channel description, the organization description or a profile field value
+    renders with: Zulip 10.2 renders them as a message of the realm with no message and
+    no previews, so mentions, channel links, linkifiers and custom emoji work, while
+    image and link previews, alert words and the emoticon translation (a sender's
+    setting) do not apply.
+
+    Given the ``acting_user`` who writes the text (a channel description's editor), only
+    channels whose messages that user may read are linked, as Zulip does: a description
+    links no channel its writer could not open. Without one (profile values, the
+    organization description, as in Zulip) every active channel of the realm is."""
+    parts = await _load_realm_parts(conn, realm_id, content)
+    streams = parts.streams
+    if acting_user is not None:
+        streams = await _readable(conn, acting_user, streams)
+    return RenderContext(
+        realm_url=realm_url,
+        users=parts.users,
+        user_groups=parts.groups,
+        streams=streams,
+        linkifiers=parts.linkifiers,
+        realm_emoji=parts.realm_emoji,
+        inline_image_preview=False,
     )
