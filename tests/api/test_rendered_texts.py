@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hubbub.db.tables import realm as realm_table
+from hubbub.rendering import DEFAULT_REALM_DESCRIPTION, DEFAULT_REALM_DESCRIPTION_HTML
 from tests.emoji_helpers import add_emoji
 from tests.events.verify import verify_action
 from tests.helpers import TestEnv, assert_success
@@ -191,6 +192,14 @@ async def test_organization_description_renders_markdown(env: TestEnv) -> None:
 
 async def test_empty_organization_description_has_zulips_text(env: TestEnv) -> None:
     assert await _server_description(env, "") == "<p>The coolest place in the universe.</p>"
+    # The shortcut that spares a new server the renderer says what the renderer says.
+    assert await _as_message(env, DEFAULT_REALM_DESCRIPTION) == DEFAULT_REALM_DESCRIPTION_HTML
+
+
+async def test_a_changed_organization_description_is_rendered_again(env: TestEnv) -> None:
+    assert await _server_description(env, "*one*") == "<p><em>one</em></p>"
+    assert await _server_description(env, "*one*") == "<p><em>one</em></p>"
+    assert await _server_description(env, "**two**") == "<p><strong>two</strong></p>"
 
 
 async def test_description_links_only_channels_its_writer_may_read(env: TestEnv) -> None:
