@@ -22,7 +22,7 @@ from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 from hubbub.db.tables import stored_tables
 from hubbub.settings import Settings
-from tests.helpers import TestEnv, running_env
+from tests.helpers import TestEnv, running_env, with_test_redis
 from tests.push_bouncer import FakeBouncer, running_bouncer, with_bouncer
 
 PG_ENV = "HUBBUB_TEST_DATABASE_URL"
@@ -147,6 +147,16 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 async def env(settings: Settings) -> AsyncIterator[TestEnv]:
+    async with running_env(settings) as test_env:
+        yield test_env
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def bus_env(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[TestEnv]:
+    """The env on each event bus in turn: the in-memory one, then Redis (which runs when
+    HUBBUB_TEST_REDIS_URL is set), for tests of what travels as events."""
+    if request.param == "redis":
+        settings = with_test_redis(settings)
     async with running_env(settings) as test_env:
         yield test_env
 

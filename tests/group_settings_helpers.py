@@ -1,4 +1,5 @@
-"""Setting the organization's group-valued permissions in tests, as a client does."""
+"""User groups and the organization's group-valued permissions in tests, set as a client
+sets them."""
 
 from __future__ import annotations
 
@@ -22,3 +23,29 @@ async def set_group_setting(
     if isinstance(value, str):
         value = await system_group_id(env, value)
     assert_success(await env.client(user).patch("/realm", {setting: {"new": value}}))
+
+
+async def user_groups(env: TestEnv, **params: Any) -> dict[str, dict[str, Any]]:
+    """``GET /user_groups`` as a member, by group name."""
+    body = assert_success(await env.client("hamlet").get("/user_groups", params))
+    return {g["name"]: g for g in body["user_groups"]}
+
+
+async def create_user_group(
+    env: TestEnv,
+    name: str,
+    members: list[str],
+    *,
+    user: str = "hamlet",
+    description: str = "",
+    **extra: Any,
+) -> int:
+    """Create a user group of the named test users through the API as ``user``; its id."""
+    params = {
+        "name": name,
+        "description": description,
+        "members": [env.users[m].id for m in members],
+        **extra,
+    }
+    assert_success(await env.client(user).post("/user_groups/create", params))
+    return await system_group_id(env, name)

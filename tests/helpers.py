@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import orjson
@@ -17,11 +17,12 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.applications import Starlette
 
+from hubbub.actions.realm_settings import do_set_realm_property
 from hubbub.actions.realms import do_create_realm
 from hubbub.actions.streams import StreamOptions, bulk_add_subscriptions, do_create_stream
 from hubbub.actions.users import check_create_user
 from hubbub.app import create_app
-from hubbub.clock import Clock
+from hubbub.clock import Clock, FakeClock
 from hubbub.db.dialects import user_message_tables
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
@@ -113,6 +114,11 @@ def assert_error(
     assert body["msg"] == msg, body
     assert body.get("code") == code, body
     return body  # type: ignore[no-any-return]
+
+
+def without_id(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` without its queue-assigned ``id``, to compare with an expected shape."""
+    return {k: v for k, v in event.items() if k != "id"}
 
 
 @dataclass
@@ -221,6 +227,47 @@ class TestEnv:
         if isinstance(user, str):
             user = self.users[user]
         return ApiClient(self.app, user, **kwargs)
+
+    @property
+    def fake_clock(self) -> FakeClock:
+        """The services' clock, for tests whose env was built with a ``FakeClock``."""
+        clock = self.services.clock
+        assert isinstance(clock, FakeClock), "this env runs on the system clock"
+        return clock
+
+    def advance(self, seconds: float) -> None:
+        """Move the env's fake clock on by ``seconds``."""
+        self.fake_clock.advance(seconds)
+
+    async def set_realm(self, **settings: Any) -> None:
+        """``PATCH /realm`` with ``settings``, as an owner (who may change every one)."""
+        assert_success(await self.client("desdemona").patch("/realm", settings))
+
+    async def set_realm_property(self, name: str, value: Any) -> None:
+        """Set one realm property through the action, past the API's checks; ``realm``
+        is the updated organization afterwards."""
+        async with self.services.write() as tx:
+            self.realm = await do_set_realm_property(tx, self.realm, name, value)
+
+    async def events(
+        self,
+        user: str | User,
+        queue: dict[str, Any] | str,
+        *,
+        types: Collection[str] = (),
+        check_spec: bool = True,
+    ) -> list[dict[str, Any]]:
+        """The events waiting on ``queue`` (a ``/register`` answer, or a queue id read
+        from its start), fetched at once by its owner ``user``: only those of ``types``
+        when given; ``check_spec=False`` for events with keys Zulip's schemas omit."""
+        if isinstance(queue, str):
+            queue_id, last_event_id = queue, -1
+        else:
+            queue_id, last_event_id = queue["queue_id"], queue["last_event_id"]
+        params = {"queue_id": queue_id, "last_event_id": last_event_id, "dont_block": True}
+        body = assert_success(await self.client(user, check_spec=check_spec).get("/events", params))
+        events = cast(list[dict[str, Any]], body["events"])
+        return [e for e in events if e["type"] in types] if types else events
 
 
 REDIS_ENV = "HUBBUB_TEST_REDIS_URL"

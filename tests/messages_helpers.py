@@ -1,12 +1,14 @@
-"""Sending messages in tests (shared by the message test modules; other areas may use it)."""
+"""Sending, reading and editing messages in tests (shared by the message test modules;
+other areas may use them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+import httpx
 import sqlalchemy as sa
 
-from hubbub.db.tables import user_message
+from hubbub.db.tables import message, user_message
 from tests.helpers import TestEnv, assert_success
 
 
@@ -41,3 +43,31 @@ async def message_flags(env: TestEnv, message_id: int) -> dict[int, int]:
             )
         )
         return {uid: int(flags) for uid, flags in rows}
+
+
+async def edit_message(env: TestEnv, user: str, message_id: int, **params: Any) -> httpx.Response:
+    """``PATCH /messages/{message_id}`` as ``user``; the response, for the caller to check."""
+    return await env.client(user).patch(f"/messages/{message_id}", params)
+
+
+async def fetch_message(env: TestEnv, user: str, message_id: int) -> dict[str, Any]:
+    """``GET /messages/{message_id}`` as ``user``; the message."""
+    body = assert_success(await env.client(user).get(f"/messages/{message_id}"))
+    return cast(dict[str, Any], body["message"])
+
+
+async def message_history(env: TestEnv, user: str, message_id: int) -> list[dict[str, Any]]:
+    """``GET /messages/{message_id}/history`` as ``user``; the snapshots, oldest first."""
+    body = assert_success(await env.client(user).get(f"/messages/{message_id}/history"))
+    return cast(list[dict[str, Any]], body["message_history"])
+
+
+async def backdate_messages(env: TestEnv, message_ids: list[int], seconds: float) -> None:
+    """Make the messages ``seconds`` older, as if sent that long before (edit and move
+    time limits count from the sending)."""
+    async with env.services.db.write() as conn:
+        await conn.execute(
+            sa.update(message)
+            .where(message.c.id.in_(message_ids))
+            .values(date_sent=message.c.date_sent - seconds)
+        )

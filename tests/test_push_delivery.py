@@ -38,12 +38,6 @@ async def env(settings: Settings, bouncer: FakeBouncer) -> AsyncIterator[TestEnv
         yield test_env
 
 
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
-
-
 async def _queued(env: TestEnv) -> list[tuple[int, int, str]]:
     q = push_notification_queue
     async with env.services.db.read() as conn:
@@ -54,7 +48,7 @@ async def _queued(env: TestEnv) -> list[tuple[int, int, str]]:
 
 
 async def _deliver(env: TestEnv) -> int:
-    _advance(env, 3)
+    env.advance(3)
     return await run_once(env.services)
 
 
@@ -218,7 +212,7 @@ async def test_online_users_follow_their_online_setting(env: TestEnv, bouncer: F
     assert await _deliver(env) == 0
     # Offline once no activity was reported for 140 s.
     await send_direct_message(env, "othello", ["hamlet"])
-    _advance(env, 140)
+    env.advance(140)
     assert await _deliver(env) == 1
     assert len(_notified(bouncer)) == 2
 
@@ -232,10 +226,10 @@ async def test_failing_bouncer_retries_then_drops(env: TestEnv, bouncer: FakeBou
     # Backed off: not due again at once.
     assert await run_once(env.services) == 0
     assert len(bouncer.calls("push/notify")) == 1
-    _advance(env, push_delivery.RETRY_BACKOFF_SECONDS)
+    env.advance(push_delivery.RETRY_BACKOFF_SECONDS)
     assert await run_once(env.services) == 0
     assert [t for _, _, t in await _queued(env)] == ["direct_message:2"]
-    _advance(env, 2 * push_delivery.RETRY_BACKOFF_SECONDS)
+    env.advance(2 * push_delivery.RETRY_BACKOFF_SECONDS)
     assert await run_once(env.services) == 1
     assert len(bouncer.calls("push/notify")) == 3
     assert await _queued(env) == []
@@ -243,7 +237,7 @@ async def test_failing_bouncer_retries_then_drops(env: TestEnv, bouncer: FakeBou
     bouncer.fail_next.extend([error] * push_delivery.MAX_ATTEMPTS)
     await send_direct_message(env, "othello", ["hamlet"])
     for _ in range(push_delivery.MAX_ATTEMPTS):
-        _advance(env, push_delivery.MAX_ATTEMPTS * push_delivery.RETRY_BACKOFF_SECONDS)
+        env.advance(push_delivery.MAX_ATTEMPTS * push_delivery.RETRY_BACKOFF_SECONDS)
         assert await run_once(env.services) == 0
     assert await _queued(env) == []  # dropped after MAX_ATTEMPTS
 

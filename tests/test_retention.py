@@ -34,17 +34,6 @@ async def env(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterat
         yield test_env
 
 
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
-
-
-async def _set_realm_retention(env: TestEnv, value: object) -> None:
-    params = {"message_retention_days": orjson.dumps(value).decode()}
-    assert_success(await env.client("desdemona").patch("/realm", params))
-
-
 async def _set_stream_retention(env: TestEnv, stream_id: int, value: object) -> None:
     params = {"message_retention_days": orjson.dumps(value).decode()}
     assert_success(await env.client("desdemona").patch(f"/streams/{stream_id}", params))
@@ -61,42 +50,32 @@ async def _count(env: TestEnv, table: sa.Table, ids: list[int]) -> int:
         return int((await conn.execute(query)).scalar_one())
 
 
-async def _events(env: TestEnv, user: str, state: dict[str, Any]) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user).get(
-            "/events",
-            {"queue_id": state["queue_id"], "last_event_id": -1, "dont_block": True},
-        )
-    )
-    return [e for e in body["events"] if e["type"] == "delete_message"]
-
-
 async def test_nothing_to_do(env: TestEnv) -> None:
     # Unlimited everywhere (the default), and an empty database.
     assert await retention.run_once(env.services) == 0
     await env.subscribe("hamlet", "Denmark")
     kept = await send_stream_message(env, "hamlet", "Denmark")
-    _advance(env, 3650 * DAY)
+    env.advance(3650 * DAY)
     assert await retention.run_once(env.services) == 0
     assert await _existing(env) == [kept]
 
 
 async def test_realm_retention_keeps_a_message_just_inside_the_limit(env: TestEnv) -> None:
-    await _set_realm_retention(env, 30)
+    await env.set_realm(message_retention_days=30)
     await env.subscribe("hamlet", "Denmark")
     old_stream = await send_stream_message(env, "hamlet", "Denmark", "old")
     old_direct = await send_direct_message(env, "hamlet", ["othello"], "old")
-    _advance(env, 1)
+    env.advance(1)
     newer = await send_stream_message(env, "hamlet", "Denmark", "newer")
     # Exactly 30 days: not yet strictly older than the period.
-    _advance(env, 30 * DAY - 1)
+    env.advance(30 * DAY - 1)
     assert await retention.run_once(env.services) == 0
     assert await _existing(env) == [old_stream, old_direct, newer]
     # One second later the first two have expired; the newer one is just inside.
-    _advance(env, 1)
+    env.advance(1)
     assert await retention.run_once(env.services) == 2
     assert await _existing(env) == [newer]
-    _advance(env, 1)
+    env.advance(1)
     assert await retention.run_once(env.services) == 1
     assert await _existing(env) == []
 
@@ -108,7 +87,7 @@ async def test_stream_override_in_an_unlimited_realm(env: TestEnv) -> None:
     expiring = await send_stream_message(env, "hamlet", "Short")
     following_realm = await send_stream_message(env, "hamlet", "Default")
     direct = await send_direct_message(env, "hamlet", ["othello"])
-    _advance(env, 11 * DAY)
+    env.advance(11 * DAY)
     assert await retention.run_once(env.services) == 1
     assert expiring not in await _existing(env)
     # The realm keeps everything, so do its other streams and its direct messages.
@@ -116,7 +95,7 @@ async def test_stream_override_in_an_unlimited_realm(env: TestEnv) -> None:
 
 
 async def test_stream_values_beside_a_limited_realm(env: TestEnv) -> None:
-    await _set_realm_retention(env, 5)
+    await env.set_realm(message_retention_days=5)
     forever = await env.subscribe("hamlet", "Forever")
     longer = await env.subscribe("hamlet", "Longer")
     back = await env.subscribe("hamlet", "Back")
@@ -131,16 +110,16 @@ async def test_stream_values_beside_a_limited_realm(env: TestEnv) -> None:
     gone_back = await send_stream_message(env, "hamlet", "Back")
     gone_default = await send_stream_message(env, "hamlet", "Default")
 
-    _advance(env, 6 * DAY)
+    env.advance(6 * DAY)
     assert await retention.run_once(env.services) == 2
     remaining = await _existing(env)
     assert remaining == [kept_forever, kept_longer]
     assert gone_back not in remaining and gone_default not in remaining
 
-    _advance(env, 15 * DAY)
+    env.advance(15 * DAY)
     assert await retention.run_once(env.services) == 1
     assert await _existing(env) == [kept_forever]
-    _advance(env, 10_000 * DAY)
+    env.advance(10_000 * DAY)
     assert await retention.run_once(env.services) == 0
     assert await _existing(env) == [kept_forever]
 
@@ -152,17 +131,17 @@ async def test_direct_messages_follow_the_realm(env: TestEnv) -> None:
     one_to_one = await send_direct_message(env, "hamlet", ["othello"])
     to_self = await send_direct_message(env, "hamlet", ["hamlet"])
     group = await send_direct_message(env, "hamlet", ["othello", "iago"])
-    _advance(env, 400 * DAY)
+    env.advance(400 * DAY)
     assert await retention.run_once(env.services) == 0
     assert await _existing(env) == [one_to_one, to_self, group]
 
-    await _set_realm_retention(env, 365)
+    await env.set_realm(message_retention_days=365)
     assert await retention.run_once(env.services) == 3
     assert await _existing(env) == []
 
 
 async def test_other_realms_keep_their_messages(env: TestEnv) -> None:
-    await _set_realm_retention(env, 1)
+    await env.set_realm(message_retention_days=1)
     other = await env.create_realm("other", "Other")
     lear = await env.create_user("lear@other.example.com", "Lear", realm=other)
     body = await env.client(lear, host="other.localhost").post(
@@ -170,7 +149,7 @@ async def test_other_realms_keep_their_messages(env: TestEnv) -> None:
     )
     theirs = int(assert_success(body)["id"])
     ours = await send_direct_message(env, "hamlet", ["othello"])
-    _advance(env, 2 * DAY)
+    env.advance(2 * DAY)
     assert await retention.run_once(env.services) == 1
     assert ours not in await _existing(env)
     assert await _existing(env) == [theirs]
@@ -181,16 +160,16 @@ async def test_batches_and_their_events(env: TestEnv) -> None:
     await env.subscribe("othello", "Denmark")
     await _set_stream_retention(env, denmark.id, 2)
     doomed = [await send_stream_message(env, "hamlet", "Denmark", f"m{n}") for n in range(5)]
-    _advance(env, 1)
+    env.advance(1)
     survivor = await send_stream_message(env, "hamlet", "Denmark", "late")
     bulk = await register(env, env.users["othello"], **BULK)
     single = await register(env, env.users["othello"])
 
-    _advance(env, 2 * DAY)
+    env.advance(2 * DAY)
     assert await retention.run_once(env.services, batch_size=2) == 5
     assert await _existing(env) == [survivor]
     # One transaction (and one event) per batch of two, oldest first.
-    events = await _events(env, "othello", bulk)
+    events = await env.events("othello", bulk, types=["delete_message"])
     assert [e["message_ids"] for e in events] == [doomed[0:2], doomed[2:4], doomed[4:5]]
     for event in events:
         assert (event["message_type"], event["stream_id"], event["topic"]) == (
@@ -199,17 +178,19 @@ async def test_batches_and_their_events(env: TestEnv) -> None:
             "test",
         )
     # Queues without bulk_message_deletion get one event per message.
-    assert [e["message_id"] for e in await _events(env, "othello", single)] == doomed
+    assert [
+        e["message_id"] for e in await env.events("othello", single, types=["delete_message"])
+    ] == doomed
 
 
 async def test_events_bring_register_state_up_to_date(env: TestEnv) -> None:
-    await _set_realm_retention(env, 3)
+    await env.set_realm(message_retention_days=3)
     await env.subscribe("hamlet", "Denmark")
     await env.subscribe("othello", "Denmark")
     await send_stream_message(env, "hamlet", "Denmark", "unread for othello")
     await send_direct_message(env, "hamlet", ["othello"], "a direct one")
     await send_direct_message(env, "hamlet", ["othello", "iago"], "a group one")
-    _advance(env, 1)
+    env.advance(1)
     # Each conversation keeps a newer (unread) message: the state's fallback for a deleted
     # newest message is then exact (see register/message_delete_state.py).
     kept = [
@@ -219,7 +200,7 @@ async def test_events_bring_register_state_up_to_date(env: TestEnv) -> None:
     ]
 
     async def expire() -> None:
-        _advance(env, 3 * DAY)
+        env.advance(3 * DAY)
         assert await retention.run_once(env.services) == 3
 
     # Unread counts, recent conversations and max_message_id all follow the events.
@@ -229,7 +210,7 @@ async def test_events_bring_register_state_up_to_date(env: TestEnv) -> None:
 
 
 async def test_rows_reactions_submessages_and_history_go(env: TestEnv) -> None:
-    await _set_realm_retention(env, 1)
+    await env.set_realm(message_retention_days=1)
     await env.subscribe("hamlet", "Denmark")
     await env.subscribe("othello", "Denmark")
     doomed = await send_stream_message(env, "hamlet", "Denmark", "/poll Lunch?")
@@ -249,13 +230,13 @@ async def test_rows_reactions_submessages_and_history_go(env: TestEnv) -> None:
             await conn.execute(sa.select(message.c.edit_history).where(message.c.id == doomed))
         ).scalar_one()
     assert history is not None
-    _advance(env, 1)
+    env.advance(1)
     kept = await send_stream_message(env, "hamlet", "Denmark", "kept")
     assert_success(await client.post(f"/messages/{kept}/reactions", {"emoji_name": "smile"}))
     for table in (user_message, reaction, submessage):
         assert await _count(env, table, [doomed]) > 0
 
-    _advance(env, DAY)
+    env.advance(DAY)
     assert await retention.run_once(env.services) == 1
     assert await _existing(env) == [kept]
     for table in (user_message, reaction, submessage):
@@ -272,7 +253,7 @@ async def test_expiry_boundary_skips_gaps(env: TestEnv) -> None:
     sent: list[tuple[int, float]] = []
     for n in range(9):
         sent.append((await send_stream_message(env, "hamlet", "Denmark", f"m{n}"), _now(env)))
-        _advance(env, 10)
+        env.advance(10)
     # Gaps in the ids, where messages were deleted, must not mislead the search.
     for message_id, _ in sent[2:5]:
         assert_success(await env.client("iago").delete(f"/messages/{message_id}"))
@@ -296,12 +277,16 @@ async def test_concurrent_runs_delete_and_announce_each_message_once(env: TestEn
     await _set_stream_retention(env, denmark.id, 1)
     doomed = [await send_stream_message(env, "hamlet", "Denmark", f"m{n}") for n in range(12)]
     state = await register(env, env.users["hamlet"], **BULK)
-    _advance(env, 2 * DAY)
+    env.advance(2 * DAY)
     counts = await asyncio.gather(
         retention.run_once(env.services, batch_size=3),
         retention.run_once(env.services, batch_size=3),
     )
     assert sum(counts) == len(doomed)
     assert await _existing(env) == []
-    announced = [i for e in await _events(env, "hamlet", state) for i in e["message_ids"]]
+    announced = [
+        i
+        for e in await env.events("hamlet", state, types=["delete_message"])
+        for i in e["message_ids"]
+    ]
     assert sorted(announced) == doomed

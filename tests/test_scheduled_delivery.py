@@ -35,12 +35,6 @@ async def env(settings: Settings) -> AsyncIterator[TestEnv]:
         yield test_env
 
 
-def _clock(env: TestEnv) -> FakeClock:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    return clock
-
-
 async def _schedule(env: TestEnv, user: str = "hamlet", **params: Any) -> int:
     body = assert_success(await env.client(user).post("/scheduled_messages", params))
     return int(body["scheduled_message_id"])
@@ -75,10 +69,10 @@ async def test_sent_at_the_due_time_as_the_sender(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     await env.subscribe("othello", "Denmark")
     sid = await _stream_message(env, denmark.id, NOW + 60, "**on time** @**Othello**")
-    _clock(env).advance(59)
+    env.advance(59)
     assert await deliver_due_scheduled_messages(env.services) == 0
     assert await _messages(env.services) == []
-    _clock(env).advance(1)
+    env.advance(1)
     assert await deliver_due_scheduled_messages(env.services) == 1
     (sent,) = await _messages(env.services)
     hamlet = env.users["hamlet"]
@@ -99,7 +93,7 @@ async def test_sent_at_the_due_time_as_the_sender(env: TestEnv) -> None:
         assert_success(await env.client("hamlet").get("/scheduled_messages"))["scheduled_messages"]
         == []
     )
-    _clock(env).advance(3600)
+    env.advance(3600)
     assert await deliver_due_scheduled_messages(env.services) == 0
     assert len(await _messages(env.services)) == 1
 
@@ -121,7 +115,7 @@ async def test_direct_messages_and_read_by_sender(env: TestEnv) -> None:
     group = await schedule([othello.id, iago.id])
     to_self = await schedule([hamlet.id])
     explicit = await schedule([othello.id], read_by_sender=False)
-    _clock(env).advance(5)
+    env.advance(5)
     assert await deliver_due_scheduled_messages(env.services) == 3
     delivered = {
         sid: (await _row(env.services, sid)).delivered_message_id
@@ -157,7 +151,7 @@ async def test_failures_are_kept_with_their_reason(env: TestEnv) -> None:
         await env.client("iago").patch(f"/streams/{announce.id}", {"stream_post_policy": 2})
     )
     assert_success(await env.client("iago").delete(f"/users/{othello.id}"))
-    _clock(env).advance(10)
+    env.advance(10)
     assert await deliver_due_scheduled_messages(env.services) == 3
     # An archived stream refuses messages as Zulip 10.2 does.
     await _assert_failed(env, archived, "Not authorized to send to channel 'Denmark'")
@@ -185,11 +179,11 @@ async def test_sender_deactivated_and_too_late(env: TestEnv) -> None:
         scheduled_delivery_timestamp=NOW + 700,
     )
     # The server was down: more than Zulip's 10 minutes late is not sent.
-    _clock(env).advance(10 + 601)
+    env.advance(10 + 601)
     assert await deliver_due_scheduled_messages(env.services) == 1
     await _assert_failed(env, late, "Message could not be sent at the scheduled time.")
     assert_success(await env.client("iago").delete(f"/users/{env.users['othello'].id}"))
-    _clock(env).advance(100)
+    env.advance(100)
     assert await deliver_due_scheduled_messages(env.services) == 2
     await _assert_failed(env, othellos, "Account is deactivated")
     assert (await _row(env.services, on_time)).delivered is True
@@ -198,7 +192,7 @@ async def test_sender_deactivated_and_too_late(env: TestEnv) -> None:
 async def test_two_workers_deliver_each_message_exactly_once(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     ids = [await _stream_message(env, denmark.id, NOW + 1 + i % 3, f"m{i}") for i in range(24)]
-    _clock(env).advance(10)
+    env.advance(10)
     # A second worker process: its own Services (engine, pool, bus) on the same database.
     other = build_services(env.services.settings, clock=env.services.clock)
     await other.start()
@@ -219,7 +213,7 @@ async def test_two_workers_deliver_each_message_exactly_once(env: TestEnv) -> No
 async def test_a_claimed_message_is_not_taken_by_another_worker(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     sid = await _stream_message(env, denmark.id, NOW + 1)
-    _clock(env).advance(1)
+    env.advance(1)
     other = build_services(env.services.settings, clock=env.services.clock)
     await other.start()
     try:
@@ -247,7 +241,7 @@ class _Crash(Exception):
 async def test_a_restart_while_due_sends_it_once(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     sid = await _stream_message(env, denmark.id, NOW + 60, "survives")
-    _clock(env).advance(120)
+    env.advance(120)
     # The process dies after sending but before its transaction commits: nothing is kept.
     with pytest.raises(_Crash):
         async with env.services.write() as tx:
@@ -319,7 +313,7 @@ async def test_a_transient_failure_leaves_the_message_due_for_the_next_pass(
         return await real_send(*args, **kwargs)
 
     monkeypatch.setattr(delivery, "check_send_message", lose_a_race_once)
-    _clock(env).advance(60)
+    env.advance(60)
     with pytest.raises(IntegrityError):
         await deliver_due_scheduled_messages(env.services)
     row = await _row(env.services, sid)

@@ -23,12 +23,6 @@ async def env(settings: Settings) -> AsyncIterator[TestEnv]:
         yield e
 
 
-def clock_of(env: TestEnv) -> FakeClock:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    return clock
-
-
 def stored(env: TestEnv, path_id: str) -> bool:
     return (env.services.settings.data_dir / "uploads" / path_id).exists()
 
@@ -40,7 +34,7 @@ async def names(env: TestEnv, user: str = "hamlet") -> list[str]:
 
 async def test_unclaimed_uploads_expire(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
-    clock = clock_of(env)
+    clock = env.fake_clock
     unclaimed = await upload(env, "hamlet", name="unclaimed.txt")
     claimed = await upload(env, "hamlet", name="claimed.txt")
     await send_stream_message(env, "hamlet", "Denmark", f"/user_uploads/{claimed}")
@@ -60,7 +54,7 @@ async def test_unclaimed_uploads_expire(env: TestEnv) -> None:
 
 async def test_cleanup_in_batches(env: TestEnv) -> None:
     paths = [await upload(env, "othello", name=f"f{i}.txt") for i in range(5)]
-    clock_of(env).advance(4 * DAY)
+    env.advance(4 * DAY)
     assert await upload_cleanup.run_once(env.services, batch_size=2) == 5
     assert await names(env, "othello") == []
     assert not any(stored(env, p) for p in paths)

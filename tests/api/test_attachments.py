@@ -3,7 +3,6 @@ edit, delete, scheduled messages) and the ``attachment`` events the owner receiv
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -11,20 +10,16 @@ import sqlalchemy as sa
 
 from hubbub.actions.attachments import do_update_scheduled_message_attachments
 from hubbub.db.tables import attachment, scheduled_attachment, scheduled_message
-from hubbub.settings import Settings
 from tests.events.verify import verify_action
-from tests.helpers import TestEnv, assert_error, assert_success, running_env, with_test_redis
+from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import send_stream_message
 from tests.uploads_helpers import fetch, upload
 
 
-@pytest.fixture(params=["memory", "redis"])
-async def env(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[TestEnv]:
+@pytest.fixture
+def env(bus_env: TestEnv) -> TestEnv:
     # The events these tests check travel on both buses.
-    if request.param == "redis":
-        settings = with_test_redis(settings)
-    async with running_env(settings) as test_env:
-        yield test_env
+    return bus_env
 
 
 async def attachments(env: TestEnv, user: str = "hamlet") -> dict[str, Any]:

@@ -27,16 +27,6 @@ async def env(settings: Settings) -> AsyncIterator[TestEnv]:
         yield test_env
 
 
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
-
-
-async def _set_realm(env: TestEnv, **settings: object) -> None:
-    assert_success(await env.client("desdemona").patch("/realm", settings))
-
-
 async def _exists(env: TestEnv, message_id: int) -> bool:
     async with env.services.db.read() as conn:
         found = await conn.execute(sa.select(message.c.id).where(message.c.id == message_id))
@@ -133,7 +123,7 @@ async def test_delete_any_message_group(env: TestEnv) -> None:
     by_hamlet = await send_stream_message(env, "hamlet", "Denmark")
     assert_error(await env.client("shiva").delete(f"/messages/{by_hamlet}"), NO_PERMISSION)
     await set_group_setting(env, "can_delete_any_message_group", MODERATORS)
-    _advance(env, 3600)
+    env.advance(3600)
     assert_success(await env.client("shiva").delete(f"/messages/{by_hamlet}"))
     hamlet_group = {"direct_members": [env.users["hamlet"].id], "direct_subgroups": []}
     await set_group_setting(env, "can_delete_any_message_group", hamlet_group)
@@ -167,24 +157,24 @@ async def test_time_limit(env: TestEnv) -> None:
     on_time = await send_stream_message(env, "hamlet", "Denmark")
     late = await send_stream_message(env, "hamlet", "Denmark")
     # Zulip's default limit is 600 s; a message exactly that old may still go.
-    _advance(env, 600)
+    env.advance(600)
     assert_success(await env.client("hamlet").delete(f"/messages/{on_time}"))
-    _advance(env, 1)
+    env.advance(1)
     assert_error(await env.client("hamlet").delete(f"/messages/{late}"), TOO_LATE)
     assert await _exists(env, late)
 
-    await _set_realm(env, message_content_delete_limit_seconds=3600)
+    await env.set_realm(message_content_delete_limit_seconds=3600)
     assert_success(await env.client("hamlet").delete(f"/messages/{late}"))
 
     old = await send_stream_message(env, "hamlet", "Denmark")
-    _advance(env, 3601)
+    env.advance(3601)
     assert_error(await env.client("hamlet").delete(f"/messages/{old}"), TOO_LATE)
     # Administrators have no time limit.
     older = await send_stream_message(env, "iago", "Denmark")
-    _advance(env, 10 * 86400)
+    env.advance(10 * 86400)
     assert_success(await env.client("iago").delete(f"/messages/{older}"))
     # "unlimited" (null) lifts the limit for everyone.
-    await _set_realm(env, message_content_delete_limit_seconds="unlimited")
+    await env.set_realm(message_content_delete_limit_seconds="unlimited")
     assert_success(await env.client("hamlet").delete(f"/messages/{old}"))
 
 

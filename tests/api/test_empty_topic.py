@@ -29,10 +29,6 @@ async def _send(env: TestEnv, topic: Any, sender: str = "hamlet") -> Any:
     return await env.client(sender).post("/messages", params)
 
 
-async def _require_topics(env: TestEnv) -> None:
-    assert_success(await env.client("desdemona").patch("/realm", {"mandatory_topics": True}))
-
-
 async def test_register_sends_the_display_name(env: TestEnv) -> None:
     client = env.client("hamlet")
     body = assert_success(await client.post("/register", {"fetch_event_types": ["realm"]}))
@@ -62,7 +58,7 @@ async def test_sends_that_mean_the_empty_topic(env: TestEnv) -> None:
 
 async def test_realms_that_require_topics(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Verona")
-    await _require_topics(env)
+    await env.set_realm(mandatory_topics=True)
     for topic in ("", "(no topic)", "general chat"):
         assert_error(await _send(env, topic), "Topics are required in this organization")
     assert_success(await _send(env, "lunch"))
@@ -143,7 +139,7 @@ async def test_moving_to_and_from_the_empty_topic(env: TestEnv) -> None:
         )
     )
     assert await _stored_topics(env, ids) == ["", "dinner"]
-    await _require_topics(env)
+    await env.set_realm(mandatory_topics=True)
     for topic in ("", "general chat", "(no topic)"):
         assert_error(
             await client.patch(f"/messages/{ids[1]}", {"topic": topic}),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.group_settings_helpers import set_group_setting, system_group_id
+from tests.group_settings_helpers import create_user_group, set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import send_direct_message
 
@@ -17,12 +17,6 @@ async def create_stream(env: TestEnv, user: str, name: str, **options: Any) -> A
     )
 
 
-async def make_group(env: TestEnv, name: str, members: list[str]) -> int:
-    params = {"name": name, "description": "", "members": [env.users[m].id for m in members]}
-    assert_success(await env.client("desdemona").post("/user_groups/create", params))
-    return await system_group_id(env, name)
-
-
 async def flags(env: TestEnv, user: str) -> dict[str, Any]:
     return assert_success(
         await env.client(user).post("/register", {"fetch_event_types": ["realm_user"]})
@@ -30,8 +24,8 @@ async def flags(env: TestEnv, user: str) -> dict[str, Any]:
 
 
 async def test_channel_creation_through_nested_groups(env: TestEnv) -> None:
-    inner = await make_group(env, "inner", ["othello"])
-    outer = await make_group(env, "outer", [])
+    inner = await create_user_group(env, "inner", ["othello"], user="desdemona")
+    outer = await create_user_group(env, "outer", [], user="desdemona")
     assert_success(
         await env.client("desdemona").post(f"/user_groups/{outer}/subgroups", {"add": [inner]})
     )
@@ -140,7 +134,7 @@ async def test_direct_message_permission_group(env: TestEnv) -> None:
         await direct(env, "iago", ["hamlet"]), "Direct messages are disabled in this organization."
     )
     # An anonymous group: its members and its subgroups' members authorize.
-    team = await make_group(env, "team", ["othello"])
+    team = await create_user_group(env, "team", ["othello"], user="desdemona")
     await set_group_setting(
         env,
         "direct_message_permission_group",

@@ -6,14 +6,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import sqlalchemy as sa
-
 from hubbub.actions.typing import MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS
-from hubbub.db.tables import message
 from hubbub.events.queues import QueueSpec, shape_event
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_error, assert_success
-from tests.messages_helpers import send_direct_message, send_stream_message
+from tests.helpers import TestEnv, assert_error, assert_success, without_id
+from tests.messages_helpers import backdate_messages, send_direct_message, send_stream_message
 
 
 def _edit_typing(env: TestEnv, user: str, message_id: int, op: str = "start") -> Any:
@@ -21,29 +18,6 @@ def _edit_typing(env: TestEnv, user: str, message_id: int, op: str = "start") ->
         assert_success(await env.client(user).post(f"/messages/{message_id}/typing", {"op": op}))
 
     return action
-
-
-async def _events(env: TestEnv, user: str, state: dict[str, Any]) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user).get(
-            "/events",
-            {
-                "queue_id": state["queue_id"],
-                "last_event_id": state["last_event_id"],
-                "dont_block": True,
-            },
-        )
-    )
-    return [{k: v for k, v in e.items() if k != "id"} for e in body["events"]]
-
-
-async def _backdate(env: TestEnv, message_id: int, seconds: float) -> None:
-    async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(message)
-            .where(message.c.id == message_id)
-            .values(date_sent=message.c.date_sent - seconds)
-        )
 
 
 async def test_stream_message_edit_typing(env: TestEnv) -> None:
@@ -55,7 +29,7 @@ async def test_stream_message_edit_typing(env: TestEnv) -> None:
         events = await verify_action(
             env, env.users["othello"], _edit_typing(env, "hamlet", mid, op), num_events=1
         )
-        assert {k: v for k, v in events[0].items() if k != "id"} == {
+        assert without_id(events[0]) == {
             "type": "typing_edit_message",
             "op": op,
             "sender_id": hamlet.id,
@@ -95,7 +69,7 @@ async def test_direct_message_edit_typing(env: TestEnv) -> None:
     hamlet, othello, iago = env.users["hamlet"], env.users["othello"], env.users["iago"]
     mid = await send_direct_message(env, "hamlet", ["othello"])
     events = await verify_action(env, othello, _edit_typing(env, "hamlet", mid), num_events=1)
-    assert {k: v for k, v in events[0].items() if k != "id"} == {
+    assert without_id(events[0]) == {
         "type": "typing_edit_message",
         "op": "start",
         "sender_id": hamlet.id,
@@ -136,9 +110,9 @@ async def test_empty_topic_is_shown_by_name_to_clients_without_the_capability(
     capable = await register(env, othello, client_capabilities={"empty_topic_name": True})
     plain = await register(env, othello)
     await _edit_typing(env, "hamlet", mid)()
-    [seen] = await _events(env, "othello", capable)
+    [seen] = [without_id(e) for e in await env.events("othello", capable)]
     assert seen["recipient"] == {"type": "channel", "channel_id": denmark.id, "topic": ""}
-    [shown] = await _events(env, "othello", plain)
+    [shown] = [without_id(e) for e in await env.events("othello", plain)]
     assert shown["recipient"] == {
         "type": "channel",
         "channel_id": denmark.id,
@@ -209,9 +183,9 @@ async def test_only_while_the_message_may_be_edited(env: TestEnv) -> None:
     mid = await send_stream_message(env, "hamlet", "Denmark")
     hamlet = env.client("hamlet")
     # 600 s by default, and unlike editing itself without any grace period.
-    await _backdate(env, mid, 599)
+    await backdate_messages(env, [mid], 599)
     assert_success(await hamlet.post(f"/messages/{mid}/typing", {"op": "start"}))
-    await _backdate(env, mid, 5)
+    await backdate_messages(env, [mid], 5)
     assert_error(
         await hamlet.post(f"/messages/{mid}/typing", {"op": "start"}),
         "The time limit for editing this message has passed",

@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hubbub.queries.message_history import html_diff
 from tests.helpers import TestEnv, assert_error, assert_success
-from tests.messages_helpers import send_direct_message, send_stream_message
-
-
-async def _edit(env: TestEnv, user: str, message_id: int, **params: Any) -> None:
-    assert_success(await env.client(user).patch(f"/messages/{message_id}", params))
-
-
-async def _history(env: TestEnv, user: str, message_id: int) -> list[dict[str, Any]]:
-    body = assert_success(await env.client(user).get(f"/messages/{message_id}/history"))
-    return body["message_history"]  # type: ignore[no-any-return]
+from tests.messages_helpers import (
+    edit_message,
+    message_history,
+    send_direct_message,
+    send_stream_message,
+)
 
 
 async def test_unedited_message_has_one_snapshot(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "**hi**", "lunch")
     msg = assert_success(await env.client("hamlet").get(f"/messages/{mid}"))["message"]
-    assert await _history(env, "hamlet", mid) == [
+    assert await message_history(env, "hamlet", mid) == [
         {
             "topic": "lunch",
             "content": "**hi**",
@@ -38,10 +32,10 @@ async def test_snapshots_oldest_first_with_what_changed(env: TestEnv) -> None:
     verona = await env.subscribe("hamlet", "Verona")
     users = env.users
     mid = await send_stream_message(env, "hamlet", "Denmark", "Hello world", "t0")
-    await _edit(env, "hamlet", mid, content="Hello there world")
-    await _edit(env, "othello", mid, topic="t1")
-    await _edit(env, "iago", mid, stream_id=verona.id)
-    history = await _history(env, "othello", mid)
+    assert_success(await edit_message(env, "hamlet", mid, content="Hello there world"))
+    assert_success(await edit_message(env, "othello", mid, topic="t1"))
+    assert_success(await edit_message(env, "iago", mid, stream_id=verona.id))
+    history = await message_history(env, "othello", mid)
     assert len(history) == 4
     original, content_edit, topic_edit, move = history
     assert original == {
@@ -74,8 +68,8 @@ async def test_snapshots_oldest_first_with_what_changed(env: TestEnv) -> None:
 
 async def test_history_of_direct_messages_and_access(env: TestEnv) -> None:
     mid = await send_direct_message(env, "hamlet", ["othello"], "one")
-    await _edit(env, "hamlet", mid, content="two")
-    history = await _history(env, "othello", mid)
+    assert_success(await edit_message(env, "hamlet", mid, content="two"))
+    history = await message_history(env, "othello", mid)
     assert [(s["content"], s["topic"]) for s in history] == [("one", ""), ("two", "")]
     response = await env.client("iago").get(f"/messages/{mid}/history")
     assert_error(response, "Invalid message(s)")
@@ -85,7 +79,7 @@ async def test_history_of_direct_messages_and_access(env: TestEnv) -> None:
 async def test_history_disabled(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "one")
-    await _edit(env, "hamlet", mid, content="two")
+    assert_success(await edit_message(env, "hamlet", mid, content="two"))
     assert_success(
         await env.client("desdemona").patch(
             "/realm", {"message_edit_history_visibility_policy": "none"}

@@ -15,16 +15,12 @@ from hubbub.queries.edit_timestamps import edit_timestamps, is_move
 from hubbub.topic_names import is_resolve_or_unresolve
 from tests.events.verify import register, verify_action
 from tests.helpers import TestEnv, assert_success
-from tests.messages_helpers import send_direct_message, send_stream_message
-
-
-async def _edit(env: TestEnv, user: str, message_id: int, **params: Any) -> None:
-    assert_success(await env.client(user).patch(f"/messages/{message_id}", params))
-
-
-async def _message(env: TestEnv, user: str, message_id: int) -> dict[str, Any]:
-    body = assert_success(await env.client(user).get(f"/messages/{message_id}"))
-    return body["message"]  # type: ignore[no-any-return]
+from tests.messages_helpers import (
+    edit_message,
+    fetch_message,
+    send_direct_message,
+    send_stream_message,
+)
 
 
 async def _fetched(env: TestEnv, user: str, message_id: int) -> dict[str, Any]:
@@ -68,8 +64,8 @@ def test_timestamps_from_history() -> None:
 async def test_content_edit_sets_only_last_edit_timestamp(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "one", "t")
-    await _edit(env, "hamlet", mid, content="two")
-    for found in (await _message(env, "hamlet", mid), await _fetched(env, "hamlet", mid)):
+    assert_success(await edit_message(env, "hamlet", mid, content="two"))
+    for found in (await fetch_message(env, "hamlet", mid), await _fetched(env, "hamlet", mid)):
         assert found["last_edit_timestamp"] == found["edit_history"][0]["timestamp"]
         assert "last_moved_timestamp" not in found
         assert "prev_rendered_content_version" not in found["edit_history"][0]
@@ -79,7 +75,7 @@ async def test_topic_move_sets_only_last_moved_timestamp(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     first = await send_stream_message(env, "hamlet", "Denmark", "one", "t")
     second = await send_stream_message(env, "hamlet", "Denmark", "two", "t")
-    await _edit(env, "hamlet", first, topic="u", propagate_mode="change_all")
+    assert_success(await edit_message(env, "hamlet", first, topic="u", propagate_mode="change_all"))
     for mid in (first, second):
         found = await _fetched(env, "hamlet", mid)
         assert "last_edit_timestamp" not in found
@@ -89,12 +85,12 @@ async def test_topic_move_sets_only_last_moved_timestamp(env: TestEnv) -> None:
 async def test_resolving_is_no_move(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     mid = await send_stream_message(env, "hamlet", "Denmark", "one", "t")
-    await _edit(env, "hamlet", mid, topic="✔ t", propagate_mode="change_all")
-    found = await _message(env, "hamlet", mid)
+    assert_success(await edit_message(env, "hamlet", mid, topic="✔ t", propagate_mode="change_all"))
+    found = await fetch_message(env, "hamlet", mid)
     assert found["edit_history"][0]["topic"] == "✔ t"
     assert "last_edit_timestamp" not in found and "last_moved_timestamp" not in found
-    await _edit(env, "hamlet", mid, content="two")
-    found = await _message(env, "hamlet", mid)
+    assert_success(await edit_message(env, "hamlet", mid, content="two"))
+    found = await fetch_message(env, "hamlet", mid)
     assert "last_edit_timestamp" in found and "last_moved_timestamp" not in found
 
 
@@ -128,7 +124,7 @@ async def test_stream_move_and_older_history(env: TestEnv) -> None:
             },
         ],
     )
-    found = await _message(env, "hamlet", mid)
+    found = await fetch_message(env, "hamlet", mid)
     assert (found["last_edit_timestamp"], found["last_moved_timestamp"]) == (100, 200)
     assert all("prev_rendered_content_version" not in e for e in found["edit_history"])
     assert len(found["edit_history"]) == 3
@@ -140,7 +136,7 @@ async def test_moved_message_event_fields(env: TestEnv) -> None:
     mid = await send_stream_message(env, "hamlet", "Denmark", "one", "t")
 
     async def action() -> None:
-        await _edit(env, "hamlet", mid, content="two")
+        assert_success(await edit_message(env, "hamlet", mid, content="two"))
 
     [event] = await verify_action(env, env.users["othello"], action)
     assert event["type"] == "update_message"
@@ -151,17 +147,17 @@ async def test_incoming_direct_message_recipient_id(env: TestEnv) -> None:
     # othello writes first, so hamlet's personal recipient exists.
     to_hamlet = await send_direct_message(env, "othello", ["hamlet"], "hi")
     to_othello = await send_direct_message(env, "hamlet", ["othello"], "hello")
-    outgoing = (await _message(env, "othello", to_hamlet))["recipient_id"]
+    outgoing = (await fetch_message(env, "othello", to_hamlet))["recipient_id"]
     # The incoming message shows the recipient id of othello's own messages to hamlet.
-    assert (await _message(env, "othello", to_othello))["recipient_id"] == outgoing
+    assert (await fetch_message(env, "othello", to_othello))["recipient_id"] == outgoing
     assert (await _fetched(env, "othello", to_othello))["recipient_id"] == outgoing
     # hamlet's view: his outgoing message and othello's incoming one match too.
-    mine = (await _message(env, "hamlet", to_othello))["recipient_id"]
-    assert (await _message(env, "hamlet", to_hamlet))["recipient_id"] == mine
+    mine = (await fetch_message(env, "hamlet", to_othello))["recipient_id"]
+    assert (await fetch_message(env, "hamlet", to_hamlet))["recipient_id"] == mine
     assert mine != outgoing
     # A message to oneself keeps its own recipient.
     to_self = await send_direct_message(env, "hamlet", ["hamlet"], "note")
-    assert (await _message(env, "hamlet", to_self))["recipient_id"] == outgoing
+    assert (await fetch_message(env, "hamlet", to_self))["recipient_id"] == outgoing
 
 
 async def test_deleting_first_message_updates_stream(env: TestEnv) -> None:

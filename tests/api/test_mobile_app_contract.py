@@ -10,19 +10,17 @@ together, so one run lists everything that stops the app.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import orjson
-import pytest
 
 from hubbub.models import Role, User
-from hubbub.settings import Settings
 from tests import mobile_app_models as app
-from tests.helpers import ApiClient, TestEnv, running_env, with_test_redis
+from tests.helpers import ApiClient, TestEnv
 
 PASSWORD = "a-long-mobile-password-42"
 STREAM = "Verona"
@@ -983,15 +981,6 @@ async def _cause_events(env: TestEnv, t: Triggers, state: dict[str, Any]) -> Non
             f"/saved_snippets/{snippet}",
             causes=[("saved_snippets", "remove")],
         )
-
-
-@pytest.fixture(params=["memory", "redis"])
-async def bus_env(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[TestEnv]:
-    """The events travel on both buses (Redis runs when HUBBUB_TEST_REDIS_URL is set)."""
-    if request.param == "redis":
-        settings = with_test_redis(settings)
-    async with running_env(settings) as test_env:
-        yield test_env
 
 
 async def test_events(bus_env: TestEnv) -> None:

@@ -12,15 +12,12 @@ from hubbub.db.tables import message, recipient, stream, user_message, user_topi
 from hubbub.queries.messages import READ
 from tests.group_settings_helpers import set_group_setting
 from tests.helpers import TestEnv, assert_error, assert_success
-from tests.messages_helpers import message_flags, send_stream_message
-
-
-async def _edit(env: TestEnv, user: str, message_id: int, **params: Any) -> Any:
-    return await env.client(user).patch(f"/messages/{message_id}", params)
-
-
-async def _set_realm(env: TestEnv, **settings: Any) -> None:
-    assert_success(await env.client("desdemona").patch("/realm", settings))
+from tests.messages_helpers import (
+    backdate_messages,
+    edit_message,
+    message_flags,
+    send_stream_message,
+)
 
 
 async def _where(env: TestEnv, message_ids: list[int]) -> list[tuple[int, str]]:
@@ -43,15 +40,6 @@ async def _history(env: TestEnv, message_id: int) -> list[dict[str, Any]]:
     return orjson.loads(raw) if raw else []
 
 
-async def _backdate(env: TestEnv, message_ids: list[int], seconds: float) -> None:
-    async with env.services.db.write() as conn:
-        await conn.execute(
-            sa.update(message)
-            .where(message.c.id.in_(message_ids))
-            .values(date_sent=message.c.date_sent - seconds)
-        )
-
-
 async def _topic(
     env: TestEnv, topic: str = "t", count: int = 4, where: str = "Denmark"
 ) -> list[int]:
@@ -66,16 +54,20 @@ async def test_propagate_modes_within_a_stream(env: TestEnv) -> None:
     # Topics match case-insensitively: "t" and "T" are one topic.
     ids = await _topic(env)
     other = await send_stream_message(env, "hamlet", "Denmark", "elsewhere", "other")
-    assert_success(await _edit(env, "hamlet", ids[1], topic="one"))
+    assert_success(await edit_message(env, "hamlet", ids[1], topic="one"))
     assert await _where(env, ids) == [
         (denmark.id, "T"),
         (denmark.id, "one"),
         (denmark.id, "T"),
         (denmark.id, "t"),
     ]
-    assert_success(await _edit(env, "hamlet", ids[2], topic="later", propagate_mode="change_later"))
+    assert_success(
+        await edit_message(env, "hamlet", ids[2], topic="later", propagate_mode="change_later")
+    )
     assert [t for _, t in await _where(env, ids)] == ["T", "one", "later", "later"]
-    assert_success(await _edit(env, "hamlet", ids[3], topic="all", propagate_mode="change_all"))
+    assert_success(
+        await edit_message(env, "hamlet", ids[3], topic="all", propagate_mode="change_all")
+    )
     assert [t for _, t in await _where(env, ids)] == ["T", "one", "all", "all"]
     assert (await _where(env, [other]))[0][1] == "other"
     # The others moved get topic-only entries; the edited one its own.
@@ -92,7 +84,7 @@ async def test_move_to_another_stream(env: TestEnv) -> None:
     verona = await env.subscribe("hamlet", "Verona")
     ids = await _topic(env, count=3)
     body = assert_success(
-        await _edit(
+        await edit_message(
             env,
             "hamlet",
             ids[1],
@@ -127,7 +119,9 @@ async def test_move_to_another_stream(env: TestEnv) -> None:
     msg = assert_success(await env.client("othello").get(f"/messages/{ids[1]}"))["message"]
     assert msg["flags"] == ["read", "historical"]
     # Moving to its own stream is no move.
-    assert_error(await _edit(env, "hamlet", ids[1], stream_id=verona.id), "Nothing to change")
+    assert_error(
+        await edit_message(env, "hamlet", ids[1], stream_id=verona.id), "Nothing to change"
+    )
 
 
 async def test_move_checks(env: TestEnv) -> None:
@@ -136,16 +130,16 @@ async def test_move_checks(env: TestEnv) -> None:
     secret = await env.subscribe("othello", "Secret", invite_only=True)
     mid = await send_stream_message(env, "hamlet", "Denmark", "hello")
     assert_error(
-        await _edit(env, "hamlet", mid, stream_id=verona.id, content="x"),
+        await edit_message(env, "hamlet", mid, stream_id=verona.id, content="x"),
         "Cannot change message content while changing stream",
     )
-    assert_error(await _edit(env, "hamlet", mid, stream_id=99999), "Invalid stream ID")
-    assert_error(await _edit(env, "hamlet", mid, stream_id=secret.id), "Invalid stream ID")
+    assert_error(await edit_message(env, "hamlet", mid, stream_id=99999), "Invalid stream ID")
+    assert_error(await edit_message(env, "hamlet", mid, stream_id=secret.id), "Invalid stream ID")
     # Administrators too need a subscription to move into a private stream.
-    assert_error(await _edit(env, "iago", mid, stream_id=secret.id), "Invalid stream ID")
+    assert_error(await edit_message(env, "iago", mid, stream_id=secret.id), "Invalid stream ID")
     await set_group_setting(env, "can_move_messages_between_channels_group", "role:administrators")
     assert_error(
-        await _edit(env, "hamlet", mid, stream_id=verona.id),
+        await edit_message(env, "hamlet", mid, stream_id=verona.id),
         "You don't have permission to move this message",
     )
     await set_group_setting(env, "can_move_messages_between_channels_group", "role:members")
@@ -153,19 +147,19 @@ async def test_move_checks(env: TestEnv) -> None:
     patch = {"stream_post_policy": 2}
     assert_success(await env.client("iago").patch(f"/streams/{verona.id}", patch))
     assert_error(
-        await _edit(env, "hamlet", mid, stream_id=verona.id),
+        await edit_message(env, "hamlet", mid, stream_id=verona.id),
         "You do not have permission to post in this channel.",
     )
     # The legacy parameter sets the stream's can_send_message_group (feature level 333).
     patch = {"stream_post_policy": 1}
     assert_success(await env.client("iago").patch(f"/streams/{verona.id}", patch))
-    await _set_realm(env, move_messages_between_streams_limit_seconds=60)
-    await _backdate(env, [mid], 100)
+    await env.set_realm(move_messages_between_streams_limit_seconds=60)
+    await backdate_messages(env, [mid], 100)
     assert_error(
-        await _edit(env, "hamlet", mid, stream_id=verona.id),
+        await edit_message(env, "hamlet", mid, stream_id=verona.id),
         "The time limit for editing this message's stream has passed",
     )
-    assert_success(await _edit(env, "shiva", mid, stream_id=verona.id))
+    assert_success(await edit_message(env, "shiva", mid, stream_id=verona.id))
     assert (await _where(env, [mid]))[0][0] == verona.id
 
 
@@ -184,7 +178,7 @@ async def test_rows_when_moving_to_private_streams(env: TestEnv) -> None:
         )
     users = env.users
     first = await send_stream_message(env, "hamlet", "Denmark", "one", "a")
-    assert_success(await _edit(env, "hamlet", first, stream_id=protected.id))
+    assert_success(await edit_message(env, "hamlet", first, stream_id=protected.id))
     # Subscribers of a stream without shared history get read rows (being subscribed is
     # what grants access there); those who cannot follow lose theirs.
     flags = await message_flags(env, first)
@@ -192,7 +186,7 @@ async def test_rows_when_moving_to_private_streams(env: TestEnv) -> None:
     assert flags[users["iago"].id] == READ
     assert_error(await env.client("othello").get(f"/messages/{first}"), "Invalid message(s)")
     second = await send_stream_message(env, "hamlet", "Denmark", "two", "b")
-    assert_success(await _edit(env, "hamlet", second, stream_id=shared.id))
+    assert_success(await edit_message(env, "hamlet", second, stream_id=shared.id))
     # Shared history needs no rows.
     assert set(await message_flags(env, second)) == {users["hamlet"].id}
     msg = assert_success(await env.client("iago").get(f"/messages/{second}"))["message"]
@@ -207,7 +201,7 @@ async def test_stream_move_takes_only_readable_messages(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Secret")
     late = [await send_stream_message(env, "iago", "Secret", f"m{i}", "t") for i in range(2)]
     assert_success(
-        await _edit(env, "hamlet", late[1], stream_id=verona.id, propagate_mode="change_all")
+        await edit_message(env, "hamlet", late[1], stream_id=verona.id, propagate_mode="change_all")
     )
     # Hamlet cannot read the message from before he subscribed, so it stays.
     assert [s for s, _ in await _where(env, [early, *late])] == [secret.id, verona.id, verona.id]
@@ -216,10 +210,10 @@ async def test_stream_move_takes_only_readable_messages(env: TestEnv) -> None:
 async def test_change_all_time_limit(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     ids = await _topic(env, count=5)
-    await _set_realm(env, move_messages_within_stream_limit_seconds=3600)
-    await _backdate(env, ids[:3], 7200)
+    await env.set_realm(move_messages_within_stream_limit_seconds=3600)
+    await backdate_messages(env, ids[:3], 7200)
     body = assert_error(
-        await _edit(env, "hamlet", ids[4], topic="new", propagate_mode="change_all"),
+        await edit_message(env, "hamlet", ids[4], topic="new", propagate_mode="change_all"),
         "You only have permission to move the 2/5 most recent messages in this topic.",
         code="MOVE_MESSAGES_TIME_LIMIT_EXCEEDED",
     )
@@ -227,8 +221,12 @@ async def test_change_all_time_limit(env: TestEnv) -> None:
     assert (body["total_messages_in_topic"], body["total_messages_allowed_to_move"]) == (5, 2)
     assert [t for _, t in await _where(env, ids)] == ["T", "t", "T", "t", "T"]
     # What the error suggests works; moderators may move it all.
-    assert_success(await _edit(env, "hamlet", ids[3], topic="new", propagate_mode="change_later"))
-    assert_success(await _edit(env, "shiva", ids[0], topic="new", propagate_mode="change_all"))
+    assert_success(
+        await edit_message(env, "hamlet", ids[3], topic="new", propagate_mode="change_later")
+    )
+    assert_success(
+        await edit_message(env, "shiva", ids[0], topic="new", propagate_mode="change_all")
+    )
     assert {t for _, t in await _where(env, ids)} == {"new"}
 
 
@@ -246,13 +244,13 @@ async def test_topic_policies_follow_a_whole_topic(env: TestEnv) -> None:
             )
         )
     # Part of the topic: policies stay.
-    assert_success(await _edit(env, "hamlet", ids[1], topic="part"))
+    assert_success(await edit_message(env, "hamlet", ids[1], topic="part"))
     assert await _policies(env) == {
         (users["hamlet"].id, denmark.id, "old"): 3,
         (users["othello"].id, denmark.id, "old"): 1,
     }
     assert_success(
-        await _edit(
+        await edit_message(
             env, "hamlet", ids[0], topic="new", stream_id=verona.id, propagate_mode="change_all"
         )
     )
@@ -286,7 +284,7 @@ async def test_moves_keep_read_state(env: TestEnv) -> None:
             "/messages/flags", {"messages": [mid], "op": "add", "flag": "starred"}
         )
     )
-    assert_success(await _edit(env, "hamlet", mid, topic="u"))
+    assert_success(await edit_message(env, "hamlet", mid, topic="u"))
     async with env.services.db.read() as conn:
         flags = (
             await conn.execute(

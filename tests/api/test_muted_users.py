@@ -41,17 +41,11 @@ async def _state(env: TestEnv, user: str = "hamlet") -> list[dict[str, int]]:
     return body["muted_users"]  # type: ignore[no-any-return]
 
 
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
-
-
 async def test_mute_and_unmute(env: TestEnv) -> None:
     hamlet, othello, iago = (env.users[n] for n in ("hamlet", "othello", "iago"))
     first = env.services.clock.now()
     assert_success(await env.client("hamlet").post(f"{MUTED}/{othello.id}"))
-    _advance(env, 60)
+    env.advance(60)
     assert_success(await env.client("hamlet").post(f"{MUTED}/{iago.id}"))
     assert await _rows(env) == [(hamlet.id, iago.id, first + 60), (hamlet.id, othello.id, first)]
     assert await _state(env) == [
@@ -64,7 +58,7 @@ async def test_mute_and_unmute(env: TestEnv) -> None:
     assert_success(await env.client("hamlet").delete(f"{MUTED}/{othello.id}"))
     assert await _state(env) == [{"id": iago.id, "timestamp": int(first + 60)}]
     # Muting again records the new time.
-    _advance(env, 5)
+    env.advance(5)
     assert_success(await env.client("hamlet").post(f"{MUTED}/{othello.id}"))
     assert await _state(env) == [
         {"id": iago.id, "timestamp": int(first + 60)},

@@ -13,7 +13,7 @@ from hubbub.db.tables import realm, user_presence, user_setting
 from hubbub.queries import presence as presence_queries
 from hubbub.queries.presence import get_realm_presences
 from tests.helpers import TestEnv, assert_error, assert_success
-from tests.presence_helpers import START, advance, presence_env  # noqa: F401 (fixture env)
+from tests.presence_helpers import START, ping, presence_env  # noqa: F401 (fixture env)
 
 PRESENCE = "/users/me/presence"
 
@@ -28,10 +28,6 @@ async def _row(env: TestEnv, user: str) -> tuple[Any, Any] | None:
             )
         ).first()
     return None if row is None else (row[0], row[1])
-
-
-async def _ping(env: TestEnv, user: str, status: str = "active", **params: Any) -> dict[str, Any]:
-    return assert_success(await env.client(user).post(PRESENCE, {"status": status, **params}))
 
 
 async def _set_realm_setting(env: TestEnv, name: str, value: Any) -> None:
@@ -53,7 +49,7 @@ async def _disable_presence_for(env: TestEnv, user: str) -> None:
 
 
 async def test_first_ping_creates_row_and_returns_presences(env: TestEnv) -> None:
-    body = await _ping(env, "hamlet")
+    body = await ping(env, "hamlet")
     assert await _row(env, "hamlet") == (START, START)
     website = {"client": "website", "status": "active", "timestamp": START, "pushable": False}
     assert body == {
@@ -70,7 +66,7 @@ async def test_first_ping_creates_row_and_returns_presences(env: TestEnv) -> Non
         "presence_last_update_id": 1,
     }
     # The modern form, keyed by user id.
-    body = await _ping(env, "othello", "idle", slim_presence=True)
+    body = await ping(env, "othello", "idle", slim_presence=True)
     assert body["presence_last_update_id"] == 2
     assert body["presences"] == {
         str(env.users["hamlet"].id): {"active_timestamp": START, "idle_timestamp": START},
@@ -81,28 +77,28 @@ async def test_first_ping_creates_row_and_returns_presences(env: TestEnv) -> Non
 
 
 async def test_ping_only_and_new_user_input(env: TestEnv) -> None:
-    body = await _ping(env, "hamlet", ping_only=True, new_user_input=True)
+    body = await ping(env, "hamlet", ping_only=True, new_user_input=True)
     assert body == {"result": "success", "msg": ""}
     assert await _row(env, "hamlet") == (START, START)
 
 
 async def test_pings_rewrite_times_at_most_once_a_minute(env: TestEnv) -> None:
-    await _ping(env, "hamlet")
-    advance(env, 30)
-    await _ping(env, "hamlet")
+    await ping(env, "hamlet")
+    env.advance(30)
+    await ping(env, "hamlet")
     assert await _row(env, "hamlet") == (START, START)
-    advance(env, 30)  # 60 s after the first: both times move
-    await _ping(env, "hamlet")
+    env.advance(30)  # 60 s after the first: both times move
+    await ping(env, "hamlet")
     assert await _row(env, "hamlet") == (START + 60, START + 60)
-    advance(env, 60)
-    await _ping(env, "hamlet", "idle")
+    env.advance(60)
+    await ping(env, "hamlet", "idle")
     assert await _row(env, "hamlet") == (START + 60, START + 120)
-    body = await _ping(env, "hamlet", "idle")
+    body = await ping(env, "hamlet", "idle")
     website = body["presences"]["hamlet@example.com"]["website"]
     # Last active 60 s before the last connection: still "active" in the legacy form.
     assert (website["status"], website["timestamp"]) == ("active", START + 60)
-    advance(env, 60)
-    body = await _ping(env, "hamlet", "idle")
+    env.advance(60)
+    body = await ping(env, "hamlet", "idle")
     website = body["presences"]["hamlet@example.com"]["website"]
     assert (website["status"], website["timestamp"]) == ("idle", START + 180)
 
@@ -132,15 +128,15 @@ async def test_bots_have_no_presence(env: TestEnv) -> None:
 
 async def test_presence_enabled_off_stores_nothing(env: TestEnv) -> None:
     await _disable_presence_for(env, "hamlet")
-    body = await _ping(env, "hamlet")
+    body = await ping(env, "hamlet")
     assert body["presences"] == {}
     assert await _row(env, "hamlet") is None
 
 
 async def test_realm_presence_disabled_reports_nothing(env: TestEnv) -> None:
-    await _ping(env, "othello")
+    await ping(env, "othello")
     await _set_realm_setting(env, "presence_disabled", True)
-    body = await _ping(env, "hamlet")
+    body = await ping(env, "hamlet")
     assert body["presences"] == {}
     # Rows are still kept, as in Zulip.
     assert await _row(env, "hamlet") == (START, START)
@@ -149,13 +145,13 @@ async def test_realm_presence_disabled_reports_nothing(env: TestEnv) -> None:
 
 
 async def test_realm_presence_two_week_window(env: TestEnv) -> None:
-    await _ping(env, "hamlet")
-    advance(env, 10 * 24 * 3600)
-    await _ping(env, "othello", "idle")
+    await ping(env, "hamlet")
+    env.advance(10 * 24 * 3600)
+    await ping(env, "othello", "idle")
     body = assert_success(await env.client("polonius").get("/realm/presence"))
     assert sorted(body["presences"]) == ["hamlet@example.com", "othello@example.com"]
     assert body["server_timestamp"] == env.services.clock.now()
-    advance(env, 5 * 24 * 3600)
+    env.advance(5 * 24 * 3600)
     body = assert_success(await env.client("polonius").get("/realm/presence"))
     assert sorted(body["presences"]) == ["othello@example.com"]
 
@@ -166,12 +162,12 @@ async def test_get_user_presence(env: TestEnv) -> None:
     assert_error(resp, f"No presence data for {hamlet.id}")
     resp = await env.client("othello").get("/users/hamlet@example.com/presence")
     assert_error(resp, "No presence data for hamlet@example.com")
-    await _ping(env, "hamlet")
+    await ping(env, "hamlet")
     expected = {"timestamp": START, "status": "active"}
     for key in (str(hamlet.id), "hamlet@example.com", "HAMLET@example.com"):
         body = assert_success(await env.client("othello").get(f"/users/{key}/presence"))
         assert body["presence"] == {"website": expected, "aggregated": expected}
-    advance(env, 141)
+    env.advance(141)
     body = assert_success(await env.client("othello").get(f"/users/{hamlet.id}/presence"))
     assert body["presence"] == {
         "website": expected,
@@ -201,25 +197,25 @@ async def test_answer_entries_follow_every_change(env: TestEnv) -> None:
 
     async def both_forms(user: str) -> None:
         for slim in (False, True):
-            body = await _ping(env, user, slim_presence=slim)
+            body = await ping(env, user, slim_presence=slim)
             async with env.services.db.read() as conn:
                 now = env.services.clock.now()
                 expected, newest = await get_realm_presences(conn, env.realm, now=now, slim=slim)
             assert body["presences"] == expected, slim
             assert body["presence_last_update_id"] == newest, slim
 
-    await _ping(env, "hamlet")
-    await _ping(env, "othello", "idle")
+    await ping(env, "hamlet")
+    await ping(env, "othello", "idle")
     await both_forms("polonius")
-    advance(env, 60)
-    await _ping(env, "hamlet", "idle")
+    env.advance(60)
+    await ping(env, "hamlet", "idle")
     await both_forms("polonius")
     # Nobody may see othello's real address: his API email changes.
     assert_success(await env.client("othello").patch("/settings", {"email_address_visibility": 4}))
     othello = await env.reload(env.users["othello"])
     assert othello.email != "othello@example.com"
     await both_forms("polonius")
-    body = await _ping(env, "polonius")
+    body = await ping(env, "polonius")
     assert othello.email in body["presences"]
     assert "othello@example.com" not in body["presences"]
 
@@ -230,9 +226,9 @@ async def test_answers_keep_the_rows_a_second(
     """A server process answers pings from the realm's rows as it read them at most
     ``PRESENCE_ANSWER_SECONDS`` before: its own presence writes and user changes reach
     them at once, another process's writes after that time."""
-    await _ping(env, "hamlet")
-    await _ping(env, "polonius")
-    body = await _ping(env, "othello")
+    await ping(env, "hamlet")
+    await ping(env, "polonius")
+    body = await ping(env, "othello")
     assert set(body["presences"]) == {
         "hamlet@example.com",
         "othello@example.com",
@@ -246,20 +242,20 @@ async def test_answers_keep_the_rows_a_second(
             .values(last_active_time=START - 300, last_connected_time=START - 60)
         )
     website = {"client": "website", "status": "active", "timestamp": START, "pushable": False}
-    body = await _ping(env, "othello")
+    body = await ping(env, "othello")
     assert body["presences"]["hamlet@example.com"]["website"] == website
     # Past the kept time the rows are read again.
     kept = presence_queries.PRESENCE_ANSWER_SECONDS
     monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", -1.0)
-    body = await _ping(env, "othello")
+    body = await ping(env, "othello")
     idle = {**website, "status": "idle", "timestamp": START - 60}
     assert body["presences"]["hamlet@example.com"]["website"] == idle
     monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", kept)
     # This process's own changes: a deactivation, a first ping.
-    await _ping(env, "othello")
+    await ping(env, "othello")
     assert_success(await env.client("iago").delete(f"/users/{env.users['polonius'].id}"))
-    await _ping(env, "shiva", "idle")
-    body = await _ping(env, "othello")
+    await ping(env, "shiva", "idle")
+    body = await ping(env, "othello")
     assert "polonius@example.com" not in body["presences"]
     assert body["presences"]["shiva@example.com"]["website"]["status"] == "idle"
     # A write of this process for someone the rows hold is taken in place, unread.
@@ -273,7 +269,7 @@ async def test_answers_keep_the_rows_a_second(
 
     monkeypatch.setattr(presence_queries, "_presence_rows", counted)
     assert_success(await env.client("hamlet").patch("/settings", {"presence_enabled": "false"}))
-    body = await _ping(env, "othello")
+    body = await ping(env, "othello")
     offline = {**idle, "timestamp": int(env.services.clock.now()) - 260}
     assert body["presences"]["hamlet@example.com"]["website"] == offline
     assert reads == 0

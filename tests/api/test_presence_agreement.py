@@ -13,11 +13,7 @@ import sqlalchemy as sa
 from hubbub.db.tables import user_presence
 from hubbub.queries import presence as presence_queries
 from tests.helpers import TestEnv, assert_error, assert_success
-from tests.presence_helpers import START, advance, presence_env  # noqa: F401 (fixture env)
-
-
-async def _ping(env: TestEnv, user: str, status: str) -> None:
-    assert_success(await env.client(user).post("/users/me/presence", {"status": status}))
+from tests.presence_helpers import START, ping, presence_env  # noqa: F401 (fixture env)
 
 
 async def _check_agreement(env: TestEnv, users: list[str]) -> dict[str, Any]:
@@ -48,14 +44,14 @@ async def _check_agreement(env: TestEnv, users: list[str]) -> dict[str, Any]:
 
 
 async def test_users_of_different_ages_agree(env: TestEnv) -> None:
-    await _ping(env, "iago", "active")
-    await _ping(env, "shiva", "active")
-    advance(env, 100)
-    await _ping(env, "othello", "idle")  # connected, never active
-    advance(env, 60)
-    await _ping(env, "hamlet", "active")
-    await _ping(env, "shiva", "idle")  # still connected, active 160 s ago
-    advance(env, 30)
+    await ping(env, "iago", "active")
+    await ping(env, "shiva", "active")
+    env.advance(100)
+    await ping(env, "othello", "idle")  # connected, never active
+    env.advance(60)
+    await ping(env, "hamlet", "active")
+    await ping(env, "shiva", "idle")  # still connected, active 160 s ago
+    env.advance(30)
     presences = await _check_agreement(env, ["iago", "shiva", "othello", "hamlet"])
     # The readings themselves, at 190 s: iago active long ago, shiva idle since his
     # last connection, othello idle, hamlet active.
@@ -73,7 +69,7 @@ async def test_users_of_different_ages_agree(env: TestEnv) -> None:
     assert env.users["polonius"].email not in presences
     resp = await env.client("iago").get(f"/users/{env.users['polonius'].id}/presence")
     assert_error(resp, f"No presence data for {env.users['polonius'].id}")
-    advance(env, 3600)
+    env.advance(3600)
     await _check_agreement(env, ["iago", "shiva", "othello", "hamlet"])
 
 
@@ -84,8 +80,8 @@ async def test_they_agree_while_another_workers_write_is_not_yet_seen(
     user's answer is made from the same rows, so both show another worker's write at the
     same moment."""
     monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", 3600.0)
-    await _ping(env, "hamlet", "active")
-    await _ping(env, "othello", "active")
+    await ping(env, "hamlet", "active")
+    await ping(env, "othello", "active")
     await _check_agreement(env, ["hamlet", "othello"])
     # Another worker records hamlet idle since a minute ago, and othello's first ping.
     hamlet = env.users["hamlet"].id

@@ -22,7 +22,7 @@ from hubbub.queries.subscriber_cache import SubscriberCache
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
 from tests.helpers import TestEnv, assert_success, running_env
-from tests.presence_helpers import START, advance
+from tests.presence_helpers import START, ping
 
 PRESENCE = "/users/me/presence"
 DAY = 24 * 3600
@@ -43,12 +43,8 @@ async def env(settings: Settings) -> AsyncIterator[TestEnv]:
         yield test_env
 
 
-async def _ping(env: TestEnv, user: str, status: str = "active", **params: Any) -> dict[str, Any]:
-    return assert_success(await env.client(user).post(PRESENCE, {"status": status, **params}))
-
-
 async def _poll(env: TestEnv, **params: Any) -> dict[str, Any]:
-    return await _ping(env, "polonius", **params)
+    return await ping(env, "polonius", **params)
 
 
 def _id(env: TestEnv, user: str) -> str:
@@ -85,14 +81,14 @@ async def _write_with(db: Database, env: TestEnv, user: str, log_time: int = STA
 
 
 async def test_each_write_takes_the_realms_next_id(env: TestEnv) -> None:
-    await _ping(env, "hamlet")
-    await _ping(env, "othello", "idle")
+    await ping(env, "hamlet")
+    await ping(env, "othello", "idle")
     assert await _update_ids(env) == {"hamlet": 1, "othello": 2}
     # A ping that rewrites nothing takes no id.
-    await _ping(env, "hamlet")
+    await ping(env, "hamlet")
     assert await _update_ids(env) == {"hamlet": 1, "othello": 2}
-    advance(env, 60)
-    await _ping(env, "othello")
+    env.advance(60)
+    await ping(env, "othello")
     assert await _update_ids(env) == {"hamlet": 1, "othello": 3}
     # Another realm counts on its own.
     other = await env.create_realm("other", "Other")
@@ -112,8 +108,8 @@ async def test_last_update_id_answers_only_what_changed(env: TestEnv) -> None:
     body = await _poll(env)
     assert (body["presences"], body["presence_last_update_id"]) == ({}, -1)
     assert (await _poll(env, last_update_id=7))["presence_last_update_id"] == 7
-    await _ping(env, "hamlet")
-    await _ping(env, "othello", "idle")
+    await ping(env, "hamlet")
+    await ping(env, "othello", "idle")
     # -1 asks for everything, and the answer is in the modern form even with
     # slim_presence false.
     body = await _poll(env, last_update_id=-1, slim_presence=False)
@@ -130,8 +126,8 @@ async def test_last_update_id_answers_only_what_changed(env: TestEnv) -> None:
     body = await _poll(env, last_update_id=1)
     assert list(body["presences"]) == [_id(env, "othello")]
     assert body["presence_last_update_id"] == 2
-    advance(env, 60)
-    await _ping(env, "hamlet", "idle")
+    env.advance(60)
+    await ping(env, "hamlet", "idle")
     body = await _poll(env, last_update_id=2)
     assert body["presences"] == {
         _id(env, "hamlet"): {"active_timestamp": START, "idle_timestamp": START + 60}
@@ -150,9 +146,9 @@ async def test_last_update_id_answers_only_what_changed(env: TestEnv) -> None:
 
 
 async def test_history_limit_days(env: TestEnv) -> None:
-    await _ping(env, "hamlet")  # id 1, at START
-    advance(env, 3 * DAY)
-    await _ping(env, "othello")  # id 2, three days later
+    await ping(env, "hamlet")  # id 1, at START
+    env.advance(3 * DAY)
+    await ping(env, "othello")  # id 2, three days later
     ids = sorted([_id(env, "hamlet"), _id(env, "othello")])
     body = await _poll(env, last_update_id=-1)
     assert sorted(body["presences"]) == ids
@@ -173,7 +169,7 @@ async def test_history_limit_days(env: TestEnv) -> None:
     assert sorted(body["presences"]) == ids
     # Past the default two weeks only a positive id still reaches othello, whose write is
     # newer than it (Zulip ignores the limit then).
-    advance(env, 20 * DAY)
+    env.advance(20 * DAY)
     assert (await _poll(env, last_update_id=-1))["presences"] == {}
     body = await _poll(env, last_update_id=1, history_limit_days=1)
     assert list(body["presences"]) == [_id(env, "othello")]
@@ -181,7 +177,7 @@ async def test_history_limit_days(env: TestEnv) -> None:
 
 
 async def test_realm_with_presence_disabled(env: TestEnv) -> None:
-    await _ping(env, "hamlet")
+    await ping(env, "hamlet")
     async with env.services.db.write() as conn:
         await conn.execute(
             sa.update(realm)
@@ -198,7 +194,7 @@ async def test_realm_with_presence_disabled(env: TestEnv) -> None:
 
 
 async def test_realm_presence_has_no_update_id(env: TestEnv) -> None:
-    await _ping(env, "hamlet")
+    await ping(env, "hamlet")
     body = assert_success(await env.client("iago").get("/realm/presence"))
     assert set(body) == {"result", "msg", "presences", "server_timestamp"}
 
@@ -210,9 +206,9 @@ async def test_register_sends_the_id_to_poll_with(env: TestEnv) -> None:
 
     state = await register()
     assert (state["presences"], state["presence_last_update_id"]) == ({}, -1)
-    await _ping(env, "hamlet")
-    advance(env, 3 * DAY)
-    await _ping(env, "othello")
+    await ping(env, "hamlet")
+    env.advance(3 * DAY)
+    await ping(env, "othello")
     state = await register()
     assert sorted(state["presences"]) == sorted([_id(env, "hamlet"), _id(env, "othello")])
     assert state["presence_last_update_id"] == 2
@@ -223,8 +219,8 @@ async def test_register_sends_the_id_to_poll_with(env: TestEnv) -> None:
     assert (state["presences"], state["presence_last_update_id"]) == ({}, -1)
     # The id of the state is the one to poll with: only what changed after it comes.
     state = await register()
-    advance(env, 60)
-    await _ping(env, "hamlet", "idle")
+    env.advance(60)
+    await ping(env, "hamlet", "idle")
     body = await _poll(env, last_update_id=state["presence_last_update_id"])
     assert list(body["presences"]) == [_id(env, "hamlet")]
     assert body["presence_last_update_id"] == 3
@@ -238,12 +234,12 @@ async def test_kept_answers_never_report_an_id_they_may_lack(
     they are read again. An answer holding this process's newer write must then report
     an id below the missing one, so that the client asks again and gets it."""
     monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", 3600.0)
-    await _ping(env, "hamlet")  # 1
+    await ping(env, "hamlet")  # 1
     body = await _poll(env, last_update_id=-1)
     assert body["presence_last_update_id"] == 1
     await _ping_elsewhere(env, "othello", START + 10)  # 2: not in the kept rows
-    advance(env, 60)
-    await _ping(env, "hamlet", "idle")  # 3: taken into the kept rows at once
+    env.advance(60)
+    await ping(env, "hamlet", "idle")  # 3: taken into the kept rows at once
     assert await _update_ids(env) == {"hamlet": 3, "othello": 2}
     body = await _poll(env, last_update_id=1)
     assert list(body["presences"]) == [_id(env, "hamlet")]
@@ -259,8 +255,8 @@ async def test_kept_answers_never_report_an_id_they_may_lack(
     # Without writes elsewhere, the kept rows follow this process's writes exactly.
     monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", 3600.0)
     assert (await _poll(env, last_update_id=3))["presence_last_update_id"] == 3
-    advance(env, 60)
-    await _ping(env, "othello")  # 4
+    env.advance(60)
+    await ping(env, "othello")  # 4
     body = await _poll(env, last_update_id=3)
     assert list(body["presences"]) == [_id(env, "othello")]
     assert body["presence_last_update_id"] == 4
@@ -277,7 +273,7 @@ async def test_no_update_is_missed_with_two_writers(
     if env.services.db.dialect_name != "postgresql":
         pytest.skip("several writers at once: PostgreSQL only")
     monkeypatch.setattr(presence_queries, "PRESENCE_ANSWER_SECONDS", -1.0)
-    await _ping(env, "hamlet")  # 1
+    await ping(env, "hamlet")  # 1
     first = Database(env.services.settings.database_url)
     second = Database(env.services.settings.database_url)
     polled: dict[str, Any] = {}

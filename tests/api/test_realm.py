@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from hubbub.db.tables import realm as realm_table
 from hubbub.models import Realm
 from hubbub.queries.realms import get_realm_by_id
-from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.realm_settings import REALM_SETTING_DEFAULTS
+from tests.group_settings_helpers import system_group_id
 from tests.helpers import TestEnv, assert_error, assert_success
 
 
@@ -217,17 +217,12 @@ async def test_group_setting_changes_permission_flags(env: TestEnv) -> None:
         await env.client("hamlet").post("/register", {"fetch_event_types": ["realm_user"]})
     )
     assert state["can_create_public_streams"] is True
-    admins = await _system_group_id(env, "role:administrators")
+    admins = await system_group_id(env, "role:administrators")
     assert_success(await _patch(env, {"can_create_public_channel_group": {"new": admins}}))
     state = assert_success(
         await env.client("hamlet").post("/register", {"fetch_event_types": ["realm_user"]})
     )
     assert state["can_create_public_streams"] is False
-
-
-async def _system_group_id(env: TestEnv, name: str) -> int:
-    async with env.services.db.read() as conn:
-        return await get_group_id_by_name(conn, env.realm.id, name)
 
 
 async def test_new_settings_defaults_in_register(env: TestEnv) -> None:

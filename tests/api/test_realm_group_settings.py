@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from hubbub.actions.users import do_deactivate_user
 from hubbub.db.tables import realm as realm_table
 from hubbub.queries.realms import get_realm_by_id
-from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.realm_group_settings import REALM_PERMISSION_GROUP_SETTINGS
+from tests.group_settings_helpers import create_user_group, system_group_id
 from tests.helpers import TestEnv, assert_error, assert_success
 
 REMOVED_POLICIES = (
@@ -33,18 +33,6 @@ DEPRECATED_POLICIES = (
     "create_web_public_stream_policy",
     "wildcard_mention_policy",
 )
-
-
-async def group_id(env: TestEnv, name: str) -> int:
-    async with env.services.db.read() as conn:
-        return await get_group_id_by_name(conn, env.realm.id, name)
-
-
-async def make_group(env: TestEnv, name: str, members: list[str]) -> int:
-    ids = [env.users[m].id for m in members]
-    params = {"name": name, "description": "", "members": ids}
-    assert_success(await env.client("desdemona").post("/user_groups/create", params))
-    return await group_id(env, name)
 
 
 async def set_setting(
@@ -70,7 +58,7 @@ async def realm_state(env: TestEnv, user: str = "hamlet") -> dict[str, Any]:
 async def test_register_defaults(env: TestEnv) -> None:
     state = await realm_state(env)
     for name, config in REALM_PERMISSION_GROUP_SETTINGS.items():
-        assert state[f"realm_{name}"] == await group_id(env, config.default_group_name), name
+        assert state[f"realm_{name}"] == await system_group_id(env, config.default_group_name), name
     # Computed from the defaults: members, members, owners, administrators.
     assert [state[f"realm_{p}"] for p in DEPRECATED_POLICIES] == [1, 1, 7, 5]
     for policy in REMOVED_POLICIES:
@@ -114,7 +102,7 @@ async def test_each_setting_takes_a_group_id(env: TestEnv, name: str) -> None:
     target = "role:moderators"
     if config.allowed_system_groups:
         target = next(g for g in config.allowed_system_groups if g != config.default_group_name)
-    new = await group_id(env, target)
+    new = await system_group_id(env, target)
     body = await set_setting(env, name, new)
     assert body[name] == new
     assert (await stored_settings(env))[name] == new
@@ -126,7 +114,7 @@ async def test_each_setting_takes_a_group_id(env: TestEnv, name: str) -> None:
 
 async def test_anonymous_groups(env: TestEnv) -> None:
     hamlet, othello = env.users["hamlet"].id, env.users["othello"].id
-    moderators = await group_id(env, "role:moderators")
+    moderators = await system_group_id(env, "role:moderators")
     value = {"direct_members": [othello, hamlet, othello], "direct_subgroups": [moderators]}
     body = await set_setting(env, "can_add_custom_emoji_group", value)
     canonical = {"direct_members": sorted([hamlet, othello]), "direct_subgroups": [moderators]}
@@ -166,7 +154,7 @@ async def test_deactivated_users_are_not_shown(env: TestEnv) -> None:
             "/realm",
             {
                 "can_create_groups": {
-                    "new": await group_id(env, "role:members"),
+                    "new": await system_group_id(env, "role:members"),
                     "old": {"direct_members": [hamlet.id], "direct_subgroups": []},
                 }
             },
@@ -176,8 +164,8 @@ async def test_deactivated_users_are_not_shown(env: TestEnv) -> None:
 
 async def test_old_value_must_match(env: TestEnv) -> None:
     members, admins = (
-        await group_id(env, "role:members"),
-        await group_id(env, "role:administrators"),
+        await system_group_id(env, "role:members"),
+        await system_group_id(env, "role:administrators"),
     )
     assert_error(
         await env.client("iago").patch(
@@ -214,12 +202,15 @@ async def test_old_value_must_match(env: TestEnv) -> None:
 
 
 async def test_invalid_values(env: TestEnv) -> None:
-    nobody, everyone = await group_id(env, "role:nobody"), await group_id(env, "role:everyone")
-    internet, moderators = (
-        await group_id(env, "role:internet"),
-        await group_id(env, "role:moderators"),
+    nobody, everyone = (
+        await system_group_id(env, "role:nobody"),
+        await system_group_id(env, "role:everyone"),
     )
-    team = await make_group(env, "team", ["hamlet"])
+    internet, moderators = (
+        await system_group_id(env, "role:internet"),
+        await system_group_id(env, "role:moderators"),
+    )
+    team = await create_user_group(env, "team", ["hamlet"], user="desdemona")
     cases: list[tuple[str, Any, str]] = [
         ("can_add_custom_emoji_group", 99999, "Invalid user group"),
         (
@@ -306,7 +297,7 @@ async def test_invalid_values(env: TestEnv) -> None:
 
 
 async def test_owner_only_settings(env: TestEnv) -> None:
-    admins = await group_id(env, "role:administrators")
+    admins = await system_group_id(env, "role:administrators")
     for name in (
         "create_multiuse_invite_group",
         "can_create_groups",
@@ -323,7 +314,7 @@ async def test_owner_only_settings(env: TestEnv) -> None:
     # Administrators set the others.
     body = await set_setting(env, "can_delete_any_message_group", admins, user="iago")
     assert "can_delete_any_message_group" not in body  # Already the default.
-    moderators = await group_id(env, "role:moderators")
+    moderators = await system_group_id(env, "role:moderators")
     body = await set_setting(env, "can_delete_any_message_group", moderators, user="iago")
     assert body["can_delete_any_message_group"] == moderators
     assert_error(
@@ -359,8 +350,8 @@ async def test_zulip_8_policies_still_stored_are_read(env: TestEnv) -> None:
         )
     state = await realm_state(env)
     admins, moderators = (
-        await group_id(env, "role:administrators"),
-        await group_id(env, "role:moderators"),
+        await system_group_id(env, "role:administrators"),
+        await system_group_id(env, "role:moderators"),
     )
     assert state["realm_can_create_public_channel_group"] == admins
     assert state["realm_create_public_stream_policy"] == 2
@@ -368,12 +359,16 @@ async def test_zulip_8_policies_still_stored_are_read(env: TestEnv) -> None:
     assert state["realm_can_resolve_topics_group"] == moderators
     assert state["realm_can_mention_many_users_group"] == moderators
     assert state["realm_wildcard_mention_policy"] == 7
-    assert state["realm_direct_message_permission_group"] == await group_id(env, "role:nobody")
+    assert state["realm_direct_message_permission_group"] == await system_group_id(
+        env, "role:nobody"
+    )
     assert state["realm_can_create_bots_group"] == admins
-    assert state["realm_can_create_write_only_bots_group"] == await group_id(env, "role:members")
+    assert state["realm_can_create_write_only_bots_group"] == await system_group_id(
+        env, "role:members"
+    )
     assert state["can_create_public_streams"] is False
     # Set explicitly, a setting no longer follows the old policy, even at its default.
-    members = await group_id(env, "role:members")
+    members = await system_group_id(env, "role:members")
     await set_setting(env, "can_create_public_channel_group", members, old=admins)
     state = await realm_state(env)
     assert state["realm_can_create_public_channel_group"] == members
@@ -381,8 +376,8 @@ async def test_zulip_8_policies_still_stored_are_read(env: TestEnv) -> None:
 
 
 async def test_groups_used_by_settings_cannot_be_deleted(env: TestEnv) -> None:
-    team = await make_group(env, "team", ["hamlet"])
-    crew = await make_group(env, "crew", ["othello"])
+    team = await create_user_group(env, "team", ["hamlet"], user="desdemona")
+    crew = await create_user_group(env, "crew", ["othello"], user="desdemona")
     await set_setting(env, "can_create_groups", team)
     await set_setting(
         env, "can_add_custom_emoji_group", {"direct_members": [], "direct_subgroups": [crew, team]}
@@ -393,5 +388,5 @@ async def test_groups_used_by_settings_cannot_be_deleted(env: TestEnv) -> None:
             "Cannot deactivate user group in use.",
             code="CANNOT_DEACTIVATE_GROUP_IN_USE",
         )
-    await set_setting(env, "can_add_custom_emoji_group", await group_id(env, "role:members"))
+    await set_setting(env, "can_add_custom_emoji_group", await system_group_id(env, "role:members"))
     assert_success(await env.client("desdemona").post(f"/user_groups/{crew}/deactivate"))

@@ -3,35 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from hubbub.bootstrap import create_user_in_realm
 from hubbub.errors import JsonableError
 from hubbub.models import Role
 from tests.helpers import TestEnv, assert_error, assert_success
-from tests.messages_helpers import send_stream_message
+from tests.messages_helpers import edit_message, fetch_message, message_history, send_stream_message
 
 UNIQUE = "Unique names required in this organization."
-
-
-async def _set_realm(env: TestEnv, **settings: Any) -> None:
-    assert_success(await env.client("desdemona").patch("/realm", settings))
-
-
-async def _edit(env: TestEnv, user: str, message_id: int, **params: Any) -> None:
-    assert_success(await env.client(user).patch(f"/messages/{message_id}", params))
-
-
-async def _history(env: TestEnv, user: str, message_id: int) -> list[dict[str, Any]]:
-    body = assert_success(await env.client(user).get(f"/messages/{message_id}/history"))
-    return body["message_history"]  # type: ignore[no-any-return]
-
-
-async def _message(env: TestEnv, user: str, message_id: int) -> dict[str, Any]:
-    body = assert_success(await env.client(user).get(f"/messages/{message_id}"))
-    return body["message"]  # type: ignore[no-any-return]
 
 
 async def _edited_message(env: TestEnv) -> tuple[int, int, int]:
@@ -40,18 +20,18 @@ async def _edited_message(env: TestEnv) -> tuple[int, int, int]:
     denmark = await env.subscribe("hamlet", "Denmark")
     verona = await env.subscribe("hamlet", "Verona")
     mid = await send_stream_message(env, "hamlet", "Denmark", "one", "t0")
-    await _edit(env, "hamlet", mid, content="two")
-    await _edit(env, "hamlet", mid, topic="t1")
-    await _edit(env, "hamlet", mid, content="three", topic="t2")
-    await _edit(env, "iago", mid, stream_id=verona.id)
+    assert_success(await edit_message(env, "hamlet", mid, content="two"))
+    assert_success(await edit_message(env, "hamlet", mid, topic="t1"))
+    assert_success(await edit_message(env, "hamlet", mid, content="three", topic="t2"))
+    assert_success(await edit_message(env, "iago", mid, stream_id=verona.id))
     return mid, denmark.id, verona.id
 
 
 async def test_moves_policy_shows_only_moves_in_history(env: TestEnv) -> None:
     mid, denmark, verona = await _edited_message(env)
-    assert len(await _history(env, "othello", mid)) == 5
-    await _set_realm(env, message_edit_history_visibility_policy="moves")
-    history = await _history(env, "othello", mid)
+    assert len(await message_history(env, "othello", mid)) == 5
+    await env.set_realm(message_edit_history_visibility_policy="moves")
+    history = await message_history(env, "othello", mid)
     # The content-only edit is gone; the move that also edited the text keeps the move.
     original, topic_edit, both, move = history
     assert set(original) == {"content", "rendered_content", "timestamp", "topic", "user_id"}
@@ -64,10 +44,10 @@ async def test_moves_policy_shows_only_moves_in_history(env: TestEnv) -> None:
 
 async def test_moves_policy_filters_message_edit_history(env: TestEnv) -> None:
     mid, denmark, verona = await _edited_message(env)
-    full = (await _message(env, "hamlet", mid))["edit_history"]
+    full = (await fetch_message(env, "hamlet", mid))["edit_history"]
     assert len(full) == 4 and sum("prev_content" in e for e in full) == 2
-    await _set_realm(env, message_edit_history_visibility_policy="moves")
-    entries = (await _message(env, "hamlet", mid))["edit_history"]
+    await env.set_realm(message_edit_history_visibility_policy="moves")
+    entries = (await fetch_message(env, "hamlet", mid))["edit_history"]
     # Newest first, as stored: the stream move, the topic move with its text edit
     # stripped, the topic move.
     assert [e.get("prev_topic") for e in entries] == [None, "t1", "t0"]
@@ -84,22 +64,22 @@ async def test_moves_policy_filters_message_edit_history(env: TestEnv) -> None:
 
 async def test_none_policy_disables_history(env: TestEnv) -> None:
     mid, _, _ = await _edited_message(env)
-    await _set_realm(env, message_edit_history_visibility_policy="none")
+    await env.set_realm(message_edit_history_visibility_policy="none")
     assert_error(
         await env.client("hamlet").get(f"/messages/{mid}/history"),
         "Message edit history is disabled in this organization",
     )
-    message = await _message(env, "hamlet", mid)
+    message = await fetch_message(env, "hamlet", mid)
     assert "edit_history" not in message and message["last_edit_timestamp"] > 0
-    await _set_realm(env, message_edit_history_visibility_policy="all")
-    assert len(await _history(env, "hamlet", mid)) == 5
+    await env.set_realm(message_edit_history_visibility_policy="all")
+    assert len(await message_history(env, "hamlet", mid)) == 5
 
 
 async def test_unique_names_on_settings_change(env: TestEnv) -> None:
     # Off by default: two users may share a name.
     assert_success(await env.client("hamlet").patch("/settings", {"full_name": "Othello"}))
     assert_success(await env.client("hamlet").patch("/settings", {"full_name": "Hamlet"}))
-    await _set_realm(env, require_unique_names=True)
+    await env.set_realm(require_unique_names=True)
     # Case, full-width and mathematical letters do not make a name different.
     full_width = "".join(chr(ord(c) + 0xFEE0) for c in "othello")
     double_struck = "".join(chr(ord(c) - ord("a") + 0x1D552) for c in "othello")
@@ -112,7 +92,7 @@ async def test_unique_names_on_settings_change(env: TestEnv) -> None:
 
 
 async def test_unique_names_counts_deactivated_users(env: TestEnv) -> None:
-    await _set_realm(env, require_unique_names=True)
+    await env.set_realm(require_unique_names=True)
     othello = env.users["othello"]
     assert_success(await env.client("iago").delete(f"/users/{othello.id}"))
     hamlet = env.users["hamlet"]
@@ -126,7 +106,7 @@ async def test_unique_names_on_user_creation(env: TestEnv) -> None:
     params = {"email": "new@example.com", "password": "sesame123", "full_name": "Iago"}
     # Allowed while the setting is off.
     assert_success(await env.client("iago").post("/users", params))
-    await _set_realm(env, require_unique_names=True)
+    await env.set_realm(require_unique_names=True)
     params = {"email": "new2@example.com", "password": "sesame123", "full_name": " iago "}
     assert_error(await env.client("iago").post("/users", params), UNIQUE)
     params["full_name"] = "Horatio"

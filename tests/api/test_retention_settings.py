@@ -30,18 +30,6 @@ async def _stream_days(env: TestEnv, stream_id: int, user: str = "hamlet") -> An
     return body["stream"]["message_retention_days"]
 
 
-async def _events(
-    env: TestEnv, user: str, state: dict[str, Any], *, check_spec: bool = True
-) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user, check_spec=check_spec).get(
-            "/events",
-            {"queue_id": state["queue_id"], "last_event_id": -1, "dont_block": True},
-        )
-    )
-    return body["events"]  # type: ignore[no-any-return]
-
-
 async def test_stream_values_read_back_everywhere(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     assert await _stream_days(env, denmark.id) is None
@@ -81,7 +69,7 @@ async def test_stream_update_events(env: TestEnv) -> None:
         # Everyone sees a public stream's settings. Back to "realm_default" the event's
         # value is null, which Zulip 8.0 sends but its OpenAPI document does not allow for
         # this event (value: integer, boolean or string), so no check against it here.
-        events = await _events(env, name, state, check_spec=False)
+        events = await env.events(name, state, check_spec=False)
         assert [(e["op"], e["property"], e["value"]) for e in events] == [
             ("update", "message_retention_days", 10),
             ("update", "message_retention_days", -1),
@@ -138,7 +126,7 @@ async def test_realm_values_and_events(env: TestEnv) -> None:
     assert (await register(env, env.users["hamlet"]))["realm_message_retention_days"] == 90
     body = assert_success(await _patch_realm(env, OWNER, "unlimited"))
     assert body["message_retention_days"] == -1
-    events = await _events(env, "hamlet", before)
+    events = await env.events("hamlet", before)
     assert [(e["op"], e["property"], e["value"]) for e in events] == [
         ("update", "message_retention_days", 90),
         ("update", "message_retention_days", -1),

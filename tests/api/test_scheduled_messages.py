@@ -341,9 +341,7 @@ async def test_edit_of_failed_message_needs_a_time_and_rearms_it(env: TestEnv) -
         )
     )["scheduled_message_id"]
     assert_success(await env.client("iago").delete(f"/streams/{denmark.id}"))
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(60)
+    env.advance(60)
     assert await deliver_due_scheduled_messages(env.services) == 1
     (item,) = await _list(env)
     assert item["failed"] is True
@@ -395,9 +393,7 @@ async def test_delivered_message_cannot_be_edited_but_can_be_deleted(env: TestEn
             scheduled_delivery_timestamp=NOW + 60,
         )
     )["scheduled_message_id"]
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(61)
+    env.advance(61)
     assert await deliver_due_scheduled_messages(env.services) == 1
     assert await _list(env) == []
     path = f"/scheduled_messages/{sid}"

@@ -8,14 +8,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from hubbub.actions.realm_settings import do_set_realm_property
 from hubbub.db.tables import user_group
 from hubbub.models import Stream, Subscription
 from hubbub.queries.stream_permissions import stream_setting_values
 from hubbub.queries.streams import get_default_stream_ids, get_stream_by_id, get_subscription
-from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.settings import Settings
-from tests.group_settings_helpers import set_group_setting
+from tests.group_settings_helpers import set_group_setting, system_group_id
 from tests.helpers import TestEnv, assert_error, assert_success, running_env
 
 PROPERTIES = "/users/me/subscriptions/properties"
@@ -38,16 +36,6 @@ async def _sub(env: TestEnv, name: str, stream_id: int) -> Subscription:
 async def _default_ids(env: TestEnv) -> list[int]:
     async with env.services.db.read() as conn:
         return await get_default_stream_ids(conn, env.realm.id)
-
-
-async def _group_id(env: TestEnv, name: str) -> int:
-    async with env.services.db.read() as conn:
-        return await get_group_id_by_name(conn, env.realm.id, name)
-
-
-async def _set_realm(env: TestEnv, name: str, value: Any) -> None:
-    async with env.services.write() as tx:
-        env.realm = await do_set_realm_property(tx, env.realm, name, value)
 
 
 def _change(stream_id: int, prop: str, value: Any) -> dict[str, Any]:
@@ -300,7 +288,7 @@ async def test_privacy_changes_need_a_subscription_on_private_streams(env: TestE
         await iago.patch(f"/streams/{secret.id}", {"is_private": False}), "Invalid stream ID"
     )
     # Group settings need only sight of the stream since feature level 349.
-    members = await _group_id(env, "role:members")
+    members = await system_group_id(env, "role:members")
     assert_success(
         await iago.patch(f"/streams/{secret.id}", {"can_remove_subscribers_group": members})
     )
@@ -314,7 +302,7 @@ async def test_privacy_changes_need_a_subscription_on_private_streams(env: TestE
 async def test_invalid_privacy_combinations(env: TestEnv) -> None:
     denmark = await env.subscribe("desdemona", "Denmark")
     secret = await env.subscribe("desdemona", "Secret", invite_only=True)
-    await _set_realm(env, "enable_spectator_access", True)
+    await env.set_realm_property("enable_spectator_access", True)
     owner = env.client("desdemona")
     cases = [
         (denmark.id, {"history_public_to_subscribers": False}),
@@ -337,7 +325,7 @@ async def test_web_public_needs_the_realm_and_permission(env: TestEnv) -> None:
         await owner.patch(f"/streams/{denmark.id}", {"is_web_public": True}),
         "Web-public streams are not enabled.",
     )
-    await _set_realm(env, "enable_spectator_access", True)
+    await env.set_realm_property("enable_spectator_access", True)
     # Owners only, by default.
     assert_error(
         await env.client("iago").patch(f"/streams/{denmark.id}", {"is_web_public": True}),
@@ -364,7 +352,7 @@ async def test_web_public_needs_the_realm_and_permission(env: TestEnv) -> None:
 async def test_web_public_disabled_on_the_server(settings: Settings) -> None:
     async with running_env(settings.with_(web_public_streams_enabled=False)) as env:
         denmark = await env.subscribe("desdemona", "Denmark")
-        await _set_realm(env, "enable_spectator_access", True)
+        await env.set_realm_property("enable_spectator_access", True)
         assert_error(
             await env.client("desdemona").patch(f"/streams/{denmark.id}", {"is_web_public": True}),
             "Web-public streams are not enabled.",
@@ -459,8 +447,8 @@ def _remove_group(target: Stream) -> object:
 async def test_can_remove_subscribers_group(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     iago = env.client("iago")
-    members = await _group_id(env, "role:members")
-    everyone = await _group_id(env, "role:everyone")
+    members = await system_group_id(env, "role:members")
+    everyone = await system_group_id(env, "role:everyone")
     # A bare group id: the form before feature level 320.
     assert_success(
         await iago.patch(f"/streams/{denmark.id}", {"can_remove_subscribers_group": members})
@@ -477,7 +465,7 @@ async def test_can_remove_subscribers_group(env: TestEnv) -> None:
         )
         actors = int(result.inserted_primary_key[0])  # type: ignore[index]
     # Any group but role:internet, named groups and anonymous ones too (feature level 320).
-    for value in (actors, await _group_id(env, "role:nobody")):
+    for value in (actors, await system_group_id(env, "role:nobody")):
         assert_success(
             await iago.patch(f"/streams/{denmark.id}", {"can_remove_subscribers_group": value})
         )
@@ -485,7 +473,7 @@ async def test_can_remove_subscribers_group(env: TestEnv) -> None:
     setting = "can_remove_subscribers_group"
     cases = [
         (
-            await _group_id(env, "role:internet"),
+            await system_group_id(env, "role:internet"),
             f"'{setting}' setting cannot be set to 'role:internet' group.",
         ),
         (99999, "Invalid user group"),
@@ -504,7 +492,9 @@ async def test_can_remove_subscribers_group(env: TestEnv) -> None:
         "'can_remove_subscribers_group_id' arguments",
         code="REQUEST_CONFUSING_VAR",
     )
-    assert _remove_group(await _stream(env, denmark.id)) == await _group_id(env, "role:nobody")
+    assert _remove_group(await _stream(env, denmark.id)) == await system_group_id(
+        env, "role:nobody"
+    )
 
 
 async def test_failed_update_changes_nothing(env: TestEnv) -> None:
@@ -541,7 +531,7 @@ async def test_failed_update_changes_nothing(env: TestEnv) -> None:
 
 async def test_many_settings_at_once(env: TestEnv) -> None:
     denmark = await env.subscribe("desdemona", "Denmark")
-    members = await _group_id(env, "role:members")
+    members = await system_group_id(env, "role:members")
     assert_success(
         await env.client("desdemona").patch(
             f"/streams/{denmark.id}",
@@ -571,4 +561,4 @@ async def test_many_settings_at_once(env: TestEnv) -> None:
     values = stream_setting_values(changed)
     assert values["can_remove_subscribers_group"] == members
     # The legacy stream_post_policy 4 is the moderators group (feature level 333).
-    assert values["can_send_message_group"] == await _group_id(env, "role:moderators")
+    assert values["can_send_message_group"] == await system_group_id(env, "role:moderators")

@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hubbub.db.tables import stream, subscription
+from tests.group_settings_helpers import system_group_id
 from tests.helpers import TestEnv, assert_error, assert_success
 
 
@@ -210,7 +211,7 @@ async def test_create_private_and_options(env: TestEnv) -> None:
                 "invite_only": True,
                 "history_public_to_subscribers": True,
                 "stream_post_policy": 2,
-                "can_remove_subscribers_group": await _group_id(env, "role:moderators"),
+                "can_remove_subscribers_group": await system_group_id(env, "role:moderators"),
             },
         )
     )
@@ -218,7 +219,7 @@ async def test_create_private_and_options(env: TestEnv) -> None:
     [sub] = assert_success(await env.client("iago").get("/users/me/subscriptions"))["subscriptions"]
     assert sub["invite_only"] is True and sub["history_public_to_subscribers"] is True
     assert sub["stream_post_policy"] == 2 and sub["is_announcement_only"] is True
-    assert sub["can_remove_subscribers_group"] == await _group_id(env, "role:moderators")
+    assert sub["can_remove_subscribers_group"] == await system_group_id(env, "role:moderators")
     assert sub["message_retention_days"] is None
 
 
@@ -271,7 +272,7 @@ async def test_can_remove_subscribers_group_must_be_an_allowed_group(env: TestEn
                 "/users/me/subscriptions",
                 {
                     "subscriptions": [{"name": "G"}],
-                    "can_remove_subscribers_group_id": await _group_id(env, name),
+                    "can_remove_subscribers_group_id": await system_group_id(env, name),
                 },
             ),
             f"'can_remove_subscribers_group' setting cannot be set to '{name}' group.",
@@ -284,13 +285,6 @@ async def test_can_remove_subscribers_group_must_be_an_allowed_group(env: TestEn
         "Invalid user group",
     )
     assert await _stream_count(env) == 0
-
-
-async def _group_id(env: TestEnv, name: str) -> int:
-    from hubbub.queries.user_groups import get_group_id_by_name
-
-    async with env.services.db.read() as conn:
-        return await get_group_id_by_name(conn, env.realm.id, name)
 
 
 async def test_unsubscribe(env: TestEnv) -> None:
@@ -342,7 +336,7 @@ async def test_can_remove_subscribers_group_grants_removal(env: TestEnv) -> None
         {
             "subscriptions": [{"name": "Open"}],
             "principals": [env.users["othello"].id],
-            "can_remove_subscribers_group": await _group_id(env, "role:members"),
+            "can_remove_subscribers_group": await system_group_id(env, "role:members"),
         },
     )
     body = assert_success(

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from hubbub.db.tables import recipient
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_error, assert_success
+from tests.helpers import TestEnv, assert_error, assert_success, without_id
 
 
 def _typing(env: TestEnv, user: str, **params: Any) -> Any:
@@ -19,27 +19,13 @@ def _typing(env: TestEnv, user: str, **params: Any) -> Any:
     return action
 
 
-async def _events(env: TestEnv, user: str, state: dict[str, Any]) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user).get(
-            "/events",
-            {
-                "queue_id": state["queue_id"],
-                "last_event_id": state["last_event_id"],
-                "dont_block": True,
-            },
-        )
-    )
-    return body["events"]  # type: ignore[no-any-return]
-
-
 async def test_direct_typing_events(env: TestEnv) -> None:
     hamlet, othello = env.users["hamlet"], env.users["othello"]
     for op in ("start", "stop"):
         events = await verify_action(
             env, othello, _typing(env, "hamlet", op=op, to=[othello.id]), num_events=1
         )
-        assert {k: v for k, v in events[0].items() if k != "id"} == {
+        assert without_id(events[0]) == {
             "type": "typing",
             "op": op,
             "message_type": "direct",
@@ -71,8 +57,8 @@ async def test_stream_typing_needs_capability(env: TestEnv) -> None:
             "/typing", {"type": "stream", "op": "start", "stream_id": denmark.id, "topic": "t"}
         )
     )
-    [event] = await _events(env, "othello", capable)
-    assert {k: v for k, v in event.items() if k != "id"} == {
+    [event] = await env.events("othello", capable)
+    assert without_id(event) == {
         "type": "typing",
         "op": "start",
         "message_type": "stream",
@@ -80,7 +66,7 @@ async def test_stream_typing_needs_capability(env: TestEnv) -> None:
         "stream_id": denmark.id,
         "topic": "t",
     }
-    assert await _events(env, "othello", plain) == []
+    assert await env.events("othello", plain) == []
     # Typing writes nothing: the stream's recipient row still waits for its first message.
     async with env.services.db.read() as conn:
         rows = await conn.execute(
@@ -152,9 +138,9 @@ async def test_empty_topic_spellings(env: TestEnv) -> None:
     # The name before Zulip 2.0 still works.
     params = {"type": "stream", "op": "start", "stream_id": denmark.id, "subject": "old"}
     assert_success(await client.post("/typing", params))
-    seen = [e["topic"] for e in await _events(env, "othello", capable)]
+    seen = [e["topic"] for e in await env.events("othello", capable)]
     assert seen == ["", "", "", "(No topic)", "lunch", "old"]
     # A client without the capability is shown the display name instead.
-    shown = [e["topic"] for e in await _events(env, "othello", plain)]
+    shown = [e["topic"] for e in await env.events("othello", plain)]
     empty = "general chat"
     assert shown == [empty, empty, empty, "(No topic)", "lunch", "old"]

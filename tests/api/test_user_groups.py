@@ -4,34 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.group_settings_helpers import set_group_setting
+from tests.group_settings_helpers import create_user_group, set_group_setting, user_groups
 from tests.helpers import TestEnv, assert_error, assert_success
 
 
-async def _groups(env: TestEnv) -> dict[str, dict[str, Any]]:
-    body = assert_success(await env.client("hamlet").get("/user_groups"))
-    return {g["name"]: g for g in body["user_groups"]}
-
-
-async def _create(
-    env: TestEnv, name: str, members: list[str], user: str = "hamlet", **extra: Any
-) -> int:
-    params = {
-        "name": name,
-        "description": f"The {name}",
-        "members": [env.users[m].id for m in members],
-        **extra,
-    }
-    assert_success(await env.client(user).post("/user_groups/create", params))
-    return int((await _groups(env))[name]["id"])
-
-
 async def test_create_and_list(env: TestEnv) -> None:
-    groups = await _groups(env)
+    groups = await user_groups(env)
     everyone, nobody = groups["role:everyone"]["id"], groups["role:nobody"]["id"]
     hamlet, othello = env.users["hamlet"].id, env.users["othello"].id
-    group_id = await _create(env, "players", ["othello", "hamlet"])
-    listed = (await _groups(env))["players"]
+    group_id = await create_user_group(
+        env, "players", ["othello", "hamlet"], description="The players"
+    )
+    listed = (await user_groups(env))["players"]
     assert isinstance(listed.pop("date_created"), int)
     creator = {"direct_members": [hamlet], "direct_subgroups": []}
     assert listed == {
@@ -64,26 +48,26 @@ async def test_create_and_list(env: TestEnv) -> None:
     assert_success(
         await env.client("iago").post("/user_groups/create", {"name": "empty", "description": ""})
     )
-    assert (await _groups(env))["empty"]["members"] == []
+    assert (await user_groups(env))["empty"]["members"] == []
 
 
 async def test_create_with_can_mention_group(env: TestEnv) -> None:
-    groups = await _groups(env)
+    groups = await user_groups(env)
     admins = groups["role:administrators"]["id"]
-    await _create(env, "a", [], can_mention_group=admins)
-    assert (await _groups(env))["a"]["can_mention_group"] == admins
+    await create_user_group(env, "a", [], can_mention_group=admins)
+    assert (await user_groups(env))["a"]["can_mention_group"] == admins
     # The name used before feature level 198.
-    await _create(env, "b", [], can_mention_group_id=groups["role:nobody"]["id"])
-    assert (await _groups(env))["b"]["can_mention_group"] == groups["role:nobody"]["id"]
+    await create_user_group(env, "b", [], can_mention_group_id=groups["role:nobody"]["id"])
+    assert (await user_groups(env))["b"]["can_mention_group"] == groups["role:nobody"]["id"]
 
 
 async def test_create_errors_change_nothing(env: TestEnv) -> None:
-    before = await _groups(env)
-    await _create(env, "players", ["hamlet"])
-    before = await _groups(env)
+    before = await user_groups(env)
+    await create_user_group(env, "players", ["hamlet"])
+    before = await user_groups(env)
     groups = before
     client = env.client("hamlet")
-    user_group = await _create(env, "tmp", [])
+    user_group = await create_user_group(env, "tmp", [])
     assert_success(await env.client("desdemona").post(f"/user_groups/{user_group}/deactivate"))
     cases: list[tuple[dict[str, Any], str]] = [
         ({"name": "players"}, "User group 'players' already exists."),
@@ -132,7 +116,7 @@ async def test_create_errors_change_nothing(env: TestEnv) -> None:
         ),
         "Not allowed for guest users",
     )
-    assert await _groups(env) == before
+    assert await user_groups(env) == before
 
 
 async def test_create_and_manage_all_groups_settings(env: TestEnv) -> None:
@@ -142,7 +126,7 @@ async def test_create_and_manage_all_groups_settings(env: TestEnv) -> None:
         await env.client("hamlet").post("/user_groups/create", {"name": "x", "description": ""}),
         "Insufficient permission",
     )
-    mods = await _create(env, "mods", [], user="shiva")
+    mods = await create_user_group(env, "mods", [], user="shiva")
     # Only the realm's owners manage every group by default, administrators included.
     assert_error(
         await env.client("iago").patch(f"/user_groups/{mods}", {"description": "x"}),
@@ -167,14 +151,14 @@ async def test_create_and_manage_all_groups_settings(env: TestEnv) -> None:
 
 
 async def test_update(env: TestEnv) -> None:
-    group_id = await _create(env, "players", ["hamlet"])
-    groups = await _groups(env)
+    group_id = await create_user_group(env, "players", ["hamlet"])
+    groups = await user_groups(env)
     client = env.client("hamlet")
     assert_success(await client.patch(f"/user_groups/{group_id}", {"name": "actors"}))
     assert_success(await client.patch(f"/user_groups/{group_id}", {"description": "New"}))
     admins = groups["role:administrators"]["id"]
     assert_success(await client.patch(f"/user_groups/{group_id}", {"can_mention_group_id": admins}))
-    group = (await _groups(env))["actors"]
+    group = (await user_groups(env))["actors"]
     assert (group["description"], group["can_mention_group"]) == ("New", admins)
     # Same values again: nothing to change, still a success.
     assert_success(
@@ -198,9 +182,9 @@ async def test_update(env: TestEnv) -> None:
             "'old' value does not match the expected value.",
         ),
     ]
-    await _create(env, "other", [])
+    await create_user_group(env, "other", [])
     cases.append((group_id, {"name": "other"}, "User group 'other' already exists."))
-    before = await _groups(env)
+    before = await user_groups(env)
     for target, params, msg in cases:
         assert_error(await client.patch(f"/user_groups/{target}", params), msg)
     # Only the creator (can_manage_group) and can_manage_all_groups (owners by default)
@@ -208,34 +192,34 @@ async def test_update(env: TestEnv) -> None:
     assert_success(
         await client.post(f"/user_groups/{group_id}/members", {"add": [env.users["othello"].id]})
     )
-    before = await _groups(env)
+    before = await user_groups(env)
     for outsider in ("othello", "shiva"):
         assert_error(
             await env.client(outsider).patch(f"/user_groups/{group_id}", {"name": "x"}),
             "Insufficient permission",
         )
-    assert await _groups(env) == before
+    assert await user_groups(env) == before
     assert_success(await env.client("desdemona").patch(f"/user_groups/{group_id}", {"name": "s"}))
 
 
 async def test_delete_is_gone(env: TestEnv) -> None:
     """DELETE /user_groups/{id} went at feature level 294: the path answers PATCH only."""
-    group_id = await _create(env, "players", ["hamlet"])
+    group_id = await create_user_group(env, "players", ["hamlet"])
     response = await env.client("hamlet").delete(f"/user_groups/{group_id}")
     assert response.status_code == 405
-    assert "players" in await _groups(env)
+    assert "players" in await user_groups(env)
 
 
 async def test_members(env: TestEnv) -> None:
     ids = {name: user.id for name, user in env.users.items()}
-    group_id = await _create(env, "players", ["hamlet"])
+    group_id = await create_user_group(env, "players", ["hamlet"])
     path = f"/user_groups/{group_id}/members"
     client = env.client("hamlet")
     assert_success(await client.post(path, {"add": [ids["othello"], ids["polonius"]]}))
     assert_success(await client.post(path, {"delete": [ids["polonius"]], "add": [ids["iago"]]}))
     body = assert_success(await client.get(path))
     assert body["members"] == sorted([ids["hamlet"], ids["othello"], ids["iago"]])
-    before = await _groups(env)
+    before = await user_groups(env)
     cases: list[tuple[dict[str, Any], str]] = [
         (
             {},
@@ -262,13 +246,13 @@ async def test_members(env: TestEnv) -> None:
         await env.client("iago").post(f"/user_groups/{system}/members", {"add": [ids["shiva"]]}),
         "Insufficient permission",
     )
-    assert await _groups(env) == before
+    assert await user_groups(env) == before
 
 
 async def test_membership_reads(env: TestEnv) -> None:
     ids = {name: user.id for name, user in env.users.items()}
-    inner = await _create(env, "inner", ["othello"])
-    outer = await _create(env, "outer", ["hamlet"])
+    inner = await create_user_group(env, "inner", ["othello"])
+    outer = await create_user_group(env, "outer", ["hamlet"])
     client = env.client("hamlet")
     assert_success(await client.post(f"/user_groups/{outer}/subgroups", {"add": [inner]}))
     members = assert_success(await client.get(f"/user_groups/{outer}/members"))["members"]
@@ -286,7 +270,7 @@ async def test_membership_reads(env: TestEnv) -> None:
     assert_error(await client.get(f"/user_groups/{outer}/members/9999"), "No such user")
     assert_error(await client.get("/user_groups/9999/members"), "Invalid user group")
     # System groups nest: an owner is a member of role:members through its subgroups.
-    groups = await _groups(env)
+    groups = await user_groups(env)
     members_group = groups["role:members"]["id"]
     body = assert_success(
         await client.get(f"/user_groups/{members_group}/members/{ids['desdemona']}")
@@ -301,10 +285,10 @@ async def test_membership_reads(env: TestEnv) -> None:
 
 
 async def test_subgroups(env: TestEnv) -> None:
-    a = await _create(env, "a", ["hamlet"])
-    b = await _create(env, "b", ["hamlet"])
-    c = await _create(env, "c", ["hamlet"])
-    groups = await _groups(env)
+    a = await create_user_group(env, "a", ["hamlet"])
+    b = await create_user_group(env, "b", ["hamlet"])
+    c = await create_user_group(env, "c", ["hamlet"])
+    groups = await user_groups(env)
     admins = groups["role:administrators"]["id"]
     client = env.client("hamlet")
     assert_success(await client.post(f"/user_groups/{a}/subgroups", {"add": [b, admins]}))
@@ -316,7 +300,7 @@ async def test_subgroups(env: TestEnv) -> None:
         await client.get(f"/user_groups/{a}/subgroups", {"direct_subgroup_only": True})
     )
     assert body["subgroups"] == sorted([b, admins])
-    before = await _groups(env)
+    before = await user_groups(env)
     cases: list[tuple[int, dict[str, Any], str]] = [
         (a, {}, 'Nothing to do. Specify at least one of "add" or "delete".'),
         (a, {"add": [b]}, f"User group {b} is already a subgroup of this group."),
@@ -329,6 +313,6 @@ async def test_subgroups(env: TestEnv) -> None:
     ]
     for target, params, msg in cases:
         assert_error(await client.post(f"/user_groups/{target}/subgroups", params), msg)
-    assert await _groups(env) == before
+    assert await user_groups(env) == before
     assert_success(await client.post(f"/user_groups/{a}/subgroups", {"delete": [b]}))
-    assert (await _groups(env))["a"]["direct_subgroup_ids"] == [admins]
+    assert (await user_groups(env))["a"]["direct_subgroup_ids"] == [admins]

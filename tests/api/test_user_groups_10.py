@@ -6,26 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.group_settings_helpers import set_group_setting
+from tests.group_settings_helpers import create_user_group, set_group_setting, user_groups
 from tests.helpers import TestEnv, assert_error, assert_success
-
-
-async def _groups(env: TestEnv, **params: Any) -> dict[str, dict[str, Any]]:
-    body = assert_success(await env.client("hamlet").get("/user_groups", params))
-    return {g["name"]: g for g in body["user_groups"]}
-
-
-async def _create(
-    env: TestEnv, name: str, members: list[str], user: str = "hamlet", **extra: Any
-) -> int:
-    params = {
-        "name": name,
-        "description": "",
-        "members": [env.users[m].id for m in members],
-        **extra,
-    }
-    assert_success(await env.client(user).post("/user_groups/create", params))
-    return int((await _groups(env))[name]["id"])
 
 
 async def _set(env: TestEnv, group_id: int, setting: str, value: Any, user: str = "hamlet") -> None:
@@ -34,13 +16,13 @@ async def _set(env: TestEnv, group_id: int, setting: str, value: Any, user: str 
 
 
 async def test_create_with_settings_and_subgroups(env: TestEnv) -> None:
-    groups = await _groups(env)
+    groups = await user_groups(env)
     admins, members = groups["role:administrators"]["id"], groups["role:members"]["id"]
     othello = env.users["othello"].id
-    inner = await _create(env, "inner", ["othello"])
+    inner = await create_user_group(env, "inner", ["othello"])
     anonymous = {"direct_members": [othello], "direct_subgroups": [admins]}
     # Feature level 311: subgroups at creation; settings as group-setting values.
-    outer = await _create(
+    outer = await create_user_group(
         env,
         "outer",
         [],
@@ -51,7 +33,7 @@ async def test_create_with_settings_and_subgroups(env: TestEnv) -> None:
         # No one at all is role:nobody.
         can_leave_group={"direct_members": [], "direct_subgroups": []},
     )
-    group = (await _groups(env))["outer"]
+    group = (await user_groups(env))["outer"]
     assert group["direct_subgroup_ids"] == sorted([inner, admins])
     assert group["can_manage_group"] == anonymous
     assert group["can_join_group"] == members
@@ -63,8 +45,8 @@ async def test_create_with_settings_and_subgroups(env: TestEnv) -> None:
 
 async def test_join_and_leave(env: TestEnv) -> None:
     ids = {name: user.id for name, user in env.users.items()}
-    groups = await _groups(env)
-    group_id = await _create(env, "players", ["hamlet"])
+    groups = await user_groups(env)
+    group_id = await create_user_group(env, "players", ["hamlet"])
     path = f"/user_groups/{group_id}/members"
     othello = env.client("othello")
     # can_join_group is nobody by default.
@@ -99,7 +81,7 @@ async def test_join_and_leave(env: TestEnv) -> None:
 
 async def test_manage_all_groups_and_guests(env: TestEnv) -> None:
     ids = {name: user.id for name, user in env.users.items()}
-    group_id = await _create(env, "players", ["hamlet"])
+    group_id = await create_user_group(env, "players", ["hamlet"])
     path = f"/user_groups/{group_id}/members"
     # Owners manage every group (can_manage_all_groups' default), administrators not.
     assert_error(
@@ -118,9 +100,9 @@ async def test_manage_all_groups_and_guests(env: TestEnv) -> None:
 
 
 async def test_update_settings_old_and_new(env: TestEnv) -> None:
-    groups = await _groups(env)
+    groups = await user_groups(env)
     everyone, admins = groups["role:everyone"]["id"], groups["role:administrators"]["id"]
-    group_id = await _create(env, "players", ["hamlet"])
+    group_id = await create_user_group(env, "players", ["hamlet"])
     path = f"/user_groups/{group_id}"
     client = env.client("hamlet")
     assert_error(
@@ -133,7 +115,7 @@ async def test_update_settings_old_and_new(env: TestEnv) -> None:
     creator = {"direct_members": [env.users["hamlet"].id], "direct_subgroups": []}
     # An anonymous old value matches by its members and subgroups.
     assert_success(await client.patch(path, {"can_manage_group": {"new": admins, "old": creator}}))
-    listed = (await _groups(env))["players"]
+    listed = (await user_groups(env))["players"]
     assert (listed["can_mention_group"], listed["can_manage_group"]) == (admins, admins)
     # hamlet is no longer a manager: can_manage_group is the administrators now.
     assert_error(await client.patch(path, {"name": "x"}), "Insufficient permission")
@@ -147,8 +129,8 @@ async def test_update_settings_old_and_new(env: TestEnv) -> None:
 
 async def test_deactivate(env: TestEnv) -> None:
     ids = {name: user.id for name, user in env.users.items()}
-    groups = await _groups(env)
-    group_id = await _create(env, "players", ["hamlet"])
+    groups = await user_groups(env)
+    group_id = await create_user_group(env, "players", ["hamlet"])
     deactivate = f"/user_groups/{group_id}/deactivate"
     assert_error(await env.client("othello").post(deactivate), "Insufficient permission")
     assert_error(
@@ -162,8 +144,8 @@ async def test_deactivate(env: TestEnv) -> None:
     )
     assert_success(await env.client("hamlet").post(deactivate))
     # Gone from the default lists (feature level 294), kept with its members otherwise.
-    assert "players" not in await _groups(env)
-    listed = (await _groups(env, include_deactivated_groups=True))["players"]
+    assert "players" not in await user_groups(env)
+    listed = (await user_groups(env, include_deactivated_groups=True))["players"]
     assert (listed["deactivated"], listed["members"]) == (True, [ids["hamlet"]])
     register = assert_success(
         await env.client("hamlet").post("/register", {"fetch_event_types": ["realm_user_groups"]})
@@ -193,7 +175,7 @@ async def test_deactivate(env: TestEnv) -> None:
         )
     )
     assert body["ignored_parameters_unsupported"] == ["deactivated"]
-    listed = (await _groups(env, include_deactivated_groups=True))["old players"]
+    listed = (await user_groups(env, include_deactivated_groups=True))["old players"]
     assert listed["deactivated"] is True
     # Its name stays taken.
     assert_error(
@@ -203,9 +185,9 @@ async def test_deactivate(env: TestEnv) -> None:
 
 
 async def test_deactivate_refuses_a_group_in_use(env: TestEnv) -> None:
-    inner = await _create(env, "inner", ["hamlet"])
-    outer = await _create(env, "outer", ["hamlet"], subgroups=[inner])
-    user_of = await _create(env, "user", ["hamlet"], can_mention_group=inner)
+    inner = await create_user_group(env, "inner", ["hamlet"])
+    outer = await create_user_group(env, "outer", ["hamlet"], subgroups=[inner])
+    user_of = await create_user_group(env, "user", ["hamlet"], can_mention_group=inner)
     await set_group_setting(
         env, "can_create_groups", {"direct_members": [], "direct_subgroups": [inner, outer]}
     )
@@ -221,10 +203,10 @@ async def test_deactivate_refuses_a_group_in_use(env: TestEnv) -> None:
         {"type": "user_group", "group_id": user_of, "settings": ["can_mention_group"]},
         {"type": "realm", "settings": ["can_create_groups"]},
     ]
-    assert (await _groups(env))["inner"]["deactivated"] is False
+    assert (await user_groups(env))["inner"]["deactivated"] is False
     # Once nothing uses it, it goes; a deactivated supergroup does not object.
     await set_group_setting(env, "can_create_groups", "role:members")
-    await _set(env, user_of, "can_mention_group", (await _groups(env))["role:everyone"]["id"])
+    await _set(env, user_of, "can_mention_group", (await user_groups(env))["role:everyone"]["id"])
     assert_success(await env.client("hamlet").post(f"/user_groups/{outer}/deactivate"))
     assert_success(await env.client("hamlet").post(f"/user_groups/{inner}/deactivate"))
 
@@ -232,17 +214,17 @@ async def test_deactivate_refuses_a_group_in_use(env: TestEnv) -> None:
 async def test_subgroups_through_members(env: TestEnv) -> None:
     """Feature level 311: add_subgroups and delete_subgroups beside add and delete."""
     ids = {name: user.id for name, user in env.users.items()}
-    a = await _create(env, "a", ["hamlet"])
-    b = await _create(env, "b", [])
+    a = await create_user_group(env, "a", ["hamlet"])
+    b = await create_user_group(env, "b", [])
     path = f"/user_groups/{a}/members"
     client = env.client("hamlet")
     assert_success(await client.post(path, {"add": [ids["othello"]], "add_subgroups": [b]}))
-    group = (await _groups(env))["a"]
+    group = (await user_groups(env))["a"]
     assert (group["members"], group["direct_subgroup_ids"]) == (
         sorted([ids["hamlet"], ids["othello"]]),
         [b],
     )
-    before = await _groups(env)
+    before = await user_groups(env)
     for params, msg in [
         ({"add_subgroups": [b]}, f"User group {b} is already a subgroup of this group."),
         ({"delete_subgroups": [9999]}, "Invalid user group ID: 9999"),
@@ -253,19 +235,19 @@ async def test_subgroups_through_members(env: TestEnv) -> None:
         ),
     ]:
         assert_error(await client.post(path, params), msg)
-    assert await _groups(env) == before
+    assert await user_groups(env) == before
     assert_error(
         await env.client("othello").post(path, {"delete_subgroups": [b]}), "Insufficient permission"
     )
     assert_success(await client.post(path, {"delete_subgroups": [b]}))
-    assert (await _groups(env))["a"]["direct_subgroup_ids"] == []
+    assert (await user_groups(env))["a"]["direct_subgroup_ids"] == []
 
 
 async def test_mention_needs_can_mention_group(env: TestEnv) -> None:
-    groups = await _groups(env)
+    groups = await user_groups(env)
     await env.subscribe("hamlet", "Denmark")
     await env.subscribe("iago", "Denmark")
-    await _create(
+    await create_user_group(
         env, "players", ["othello"], can_mention_group=groups["role:administrators"]["id"]
     )
 
@@ -281,7 +263,7 @@ async def test_mention_needs_can_mention_group(env: TestEnv) -> None:
     assert_success(await send("hamlet", "@_*players* hello"))
     assert_success(await send("iago", "@*players* hello"))
     # A deactivated group is no mention at all.
-    group_id = (await _groups(env))["players"]["id"]
+    group_id = (await user_groups(env))["players"]["id"]
     assert_success(await env.client("hamlet").post(f"/user_groups/{group_id}/deactivate"))
     body = assert_success(await send("hamlet", "@*players* hello"))
     message = assert_success(await env.client("hamlet").get(f"/messages/{body['id']}"))

@@ -3,21 +3,9 @@ once, on both buses; never a private stream's; not for guests."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.events.verify import register
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
-
-
-async def _events(env: TestEnv, user: str, state: dict[str, Any]) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user).get(
-            "/events",
-            {"queue_id": state["queue_id"], "last_event_id": -1, "dont_block": True},
-        )
-    )
-    return body["events"]  # type: ignore[no-any-return]
 
 
 async def test_all_public_streams_queue_gets_unsubscribed_public_messages(
@@ -37,13 +25,13 @@ async def test_all_public_streams_queue_gets_unsubscribed_public_messages(
     scotland = await send_stream_message(env, "hamlet", "Scotland", "hi @**Iago**")
     await send_direct_message(env, "hamlet", ["othello"], "not for iago either")
 
-    events = await _events(env, "iago", firehose)
+    events = await env.events("iago", firehose)
     got = [(e["message"]["id"], e["flags"]) for e in events]
     # Not subscribed: no flags (no row); subscribed: one event with the row's flags.
     assert got == [(denmark, []), (scotland, ["mentioned"])]
     assert events[0]["message"]["display_recipient"] == "Denmark"
     # A queue without the option sees only what the user received.
-    assert [e["message"]["id"] for e in await _events(env, "iago", plain)] == [scotland]
+    assert [e["message"]["id"] for e in await env.events("iago", plain)] == [scotland]
 
 
 async def test_all_public_streams_queue_of_sender_gets_message_once(env: TestEnv) -> None:
@@ -52,7 +40,7 @@ async def test_all_public_streams_queue_of_sender_gets_message_once(env: TestEnv
         env, env.users["hamlet"], event_types=["message"], all_public_streams=True
     )
     sent = await send_stream_message(env, "hamlet", "Denmark")
-    events = await _events(env, "hamlet", firehose)
+    events = await env.events("hamlet", firehose)
     assert [e["message"]["id"] for e in events] == [sent]
 
 
@@ -68,7 +56,7 @@ async def test_all_public_streams_respects_queue_narrow(env: TestEnv) -> None:
     )
     await send_stream_message(env, "hamlet", "Denmark")
     wanted = await send_stream_message(env, "hamlet", "Scotland")
-    assert [e["message"]["id"] for e in await _events(env, "othello", firehose)] == [wanted]
+    assert [e["message"]["id"] for e in await env.events("othello", firehose)] == [wanted]
 
 
 async def test_deleted_firehose_queue_gets_nothing(env: TestEnv) -> None:

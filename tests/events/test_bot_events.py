@@ -13,7 +13,7 @@ from hubbub.cli import command_services
 from hubbub.models import Role, User
 from hubbub.workers.event_outbox import relay_event_outbox
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_error, assert_success
+from tests.helpers import TestEnv, assert_error, assert_success, without_id
 
 # Who watches each change: an administrator, the owner of the bots made below, another
 # member who owns one of their own, and a guest who owns none.
@@ -21,7 +21,7 @@ WATCHERS = ("iago", "hamlet", "othello", "polonius")
 
 
 def _bot_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in e.items() if k != "id"} for e in events if e["type"] == "realm_bot"]
+    return [without_id(e) for e in events if e["type"] == "realm_bot"]
 
 
 async def _make_bots(env: TestEnv) -> tuple[User, User]:

@@ -5,7 +5,6 @@ them once Redis answers again (``Services.publish_committed``)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -33,15 +32,6 @@ async def env(settings: Settings, relay: CuttableRelay) -> AsyncIterator[TestEnv
         yield test_env
 
 
-async def _messages(env: TestEnv, queue_id: str) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client("hamlet").get(
-            "/events", {"queue_id": queue_id, "last_event_id": -1, "dont_block": True}
-        )
-    )
-    return [e["message"] for e in body["events"] if e["type"] == "message"]
-
-
 async def test_sends_during_an_outage_are_acknowledged_and_reach_queues_after(
     env: TestEnv, relay: CuttableRelay, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -65,6 +55,8 @@ async def test_sends_during_an_outage_are_acknowledged_and_reach_queues_after(
     assert kept >= 3
     relay.restore()
     assert await relay_event_outbox(env.services) == kept
-    assert [m["id"] for m in await _messages(env, queue["queue_id"])] == ids
+    assert [
+        e["message"]["id"] for e in await env.events("hamlet", queue["queue_id"], types=["message"])
+    ] == ids
     assert await relay_event_outbox(env.services) == 0
     assert any("reachable again" in r.getMessage() for r in caplog.records)

@@ -47,16 +47,6 @@ async def _set_flags(env: TestEnv, user: str, message_id: int, bits: int) -> Non
         )
 
 
-async def _events(env: TestEnv, user: str, state: dict[str, Any]) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user).get(
-            "/events",
-            {"queue_id": state["queue_id"], "last_event_id": -1, "dont_block": True},
-        )
-    )
-    return body["events"]  # type: ignore[no-any-return]
-
-
 async def test_stream_message_both_forms(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     await env.subscribe("othello", "Denmark")
@@ -199,7 +189,7 @@ async def test_who_hears_of_a_deletion(env: TestEnv) -> None:
         for name in ("hamlet", "othello", "iago", "shiva")
     }
     assert_success(await env.client("desdemona").delete(f"/messages/{doomed}"))
-    heard = {name: await _events(env, name, state) for name, state in queues.items()}
+    heard = {name: await env.events(name, state) for name, state in queues.items()}
     assert {name for name, events in heard.items() if events} == {"hamlet", "othello", "iago"}
     assert heard["iago"][0]["message_ids"] == [doomed]
 
@@ -216,13 +206,13 @@ async def test_protected_history_tells_only_those_who_received(env: TestEnv) -> 
     }
     assert_success(await env.client("hamlet").delete(f"/messages/{before}"))
     assert_success(await env.client("hamlet").delete(f"/messages/{after}"))
-    assert [e["message_id"] for e in await _events(env, "hamlet", queues["hamlet"])] == [
+    assert [e["message_id"] for e in await env.events("hamlet", queues["hamlet"])] == [
         before,
         after,
     ]
     # othello joined after the first message and cannot read the stream's older history:
     # hearing of its deletion would only leak its topic.
-    assert [e["message_id"] for e in await _events(env, "othello", queues["othello"])] == [after]
+    assert [e["message_id"] for e in await env.events("othello", queues["othello"])] == [after]
 
 
 def test_queues_keep_one_form() -> None:

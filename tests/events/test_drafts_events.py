@@ -3,25 +3,14 @@ owner hears of them; turning synchronization off empties the state without event
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tests.events.verify import verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.events.verify import call_api, verify_action
+from tests.helpers import TestEnv, assert_success, without_id
 
 
 def _draft(**overrides: Any) -> dict[str, Any]:
     return {"type": "private", "to": [], "topic": "", "content": "Hello", **overrides}
-
-
-def _call(
-    env: TestEnv, method: str, url: str, params: dict[str, Any] | None = None
-) -> Callable[[], Awaitable[None]]:
-    async def action() -> None:
-        client = env.client("hamlet")
-        assert_success(await getattr(client, method)(url, params))
-
-    return action
 
 
 async def _create(env: TestEnv, *drafts: dict[str, Any]) -> list[int]:
@@ -36,8 +25,9 @@ async def test_add_update_remove(env: TestEnv) -> None:
     events = await verify_action(
         env,
         hamlet,
-        _call(
+        call_api(
             env,
+            "hamlet",
             "post",
             "/drafts",
             {"drafts": [_draft(to=[othello.id], timestamp=100), _draft(timestamp=900)]},
@@ -52,10 +42,16 @@ async def test_add_update_remove(env: TestEnv) -> None:
     events = await verify_action(
         env,
         hamlet,
-        _call(env, "patch", f"/drafts/{draft_id}", {"draft": _draft(content="Bye", timestamp=950)}),
+        call_api(
+            env,
+            "hamlet",
+            "patch",
+            f"/drafts/{draft_id}",
+            {"draft": _draft(content="Bye", timestamp=950)},
+        ),
         num_events=1,
     )
-    assert {k: v for k, v in events[0].items() if k != "id"} == {
+    assert without_id(events[0]) == {
         "type": "drafts",
         "op": "update",
         "draft": {
@@ -69,9 +65,9 @@ async def test_add_update_remove(env: TestEnv) -> None:
     }
 
     events = await verify_action(
-        env, hamlet, _call(env, "delete", f"/drafts/{draft_id}"), num_events=1
+        env, hamlet, call_api(env, "hamlet", "delete", f"/drafts/{draft_id}"), num_events=1
     )
-    assert {k: v for k, v in events[0].items() if k != "id"} == {
+    assert without_id(events[0]) == {
         "type": "drafts",
         "op": "remove",
         "draft_id": draft_id,
@@ -83,7 +79,13 @@ async def test_equal_timestamps_keep_one_order(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["hamlet"],
-        _call(env, "post", "/drafts", {"drafts": [_draft(timestamp=100.5), _draft(timestamp=100)]}),
+        call_api(
+            env,
+            "hamlet",
+            "post",
+            "/drafts",
+            {"drafts": [_draft(timestamp=100.5), _draft(timestamp=100)]},
+        ),
         num_events=1,
     )
 
@@ -92,14 +94,14 @@ async def test_others_hear_nothing(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["othello"],
-        _call(env, "post", "/drafts", {"drafts": [_draft()]}),
+        call_api(env, "hamlet", "post", "/drafts", {"drafts": [_draft()]}),
         num_events=0,
     )
 
 
 async def test_disabling_sync_drops_drafts_without_drafts_events(env: TestEnv) -> None:
     await _create(env, _draft(), _draft(content="two"))
-    action = _call(env, "patch", "/settings", {"enable_drafts_synchronization": False})
+    action = call_api(env, "hamlet", "patch", "/settings", {"enable_drafts_synchronization": False})
     events = await verify_action(env, env.users["hamlet"], action, num_events=2)
     assert [e["type"] for e in events] == ["user_settings", "update_display_settings"]
     # A modern client gets only the user_settings event, and also forgets its drafts.

@@ -9,30 +9,16 @@ from typing import Any
 
 from tests.events.verify import register, verify_action
 from tests.helpers import TestEnv, assert_success
-from tests.messages_helpers import send_direct_message, send_stream_message
+from tests.messages_helpers import edit_message, send_direct_message, send_stream_message
 
 _BULK = {"client_capabilities": {"bulk_message_deletion": True}}
 
 
 def _edit(env: TestEnv, user: str, message_id: int, **params: Any) -> Callable[[], Awaitable[None]]:
     async def action() -> None:
-        assert_success(await env.client(user).patch(f"/messages/{message_id}", params))
+        assert_success(await edit_message(env, user, message_id, **params))
 
     return action
-
-
-async def _events(env: TestEnv, user: str, state: dict[str, Any]) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user).get(
-            "/events",
-            {
-                "queue_id": state["queue_id"],
-                "last_event_id": state["last_event_id"],
-                "dont_block": True,
-            },
-        )
-    )
-    return body["events"]  # type: ignore[no-any-return]
 
 
 async def test_content_edit_event_and_mentions(env: TestEnv) -> None:
@@ -89,11 +75,11 @@ async def test_each_user_gets_their_own_flags(env: TestEnv) -> None:
     )
     flags = {}
     for name, state in states.items():
-        [event] = await _events(env, name, state)
+        [event] = await env.events(name, state)
         flags[name] = event["flags"]
     assert flags == {"hamlet": [], "othello": ["mentioned"], "iago": ["read"]}
     # Polonius, not subscribed, hears nothing.
-    assert await _events(env, "polonius", await register(env, env.users["polonius"])) == []
+    assert await env.events("polonius", await register(env, env.users["polonius"])) == []
 
 
 async def test_topic_move_events_and_unread_state(env: TestEnv) -> None:
@@ -158,7 +144,7 @@ async def test_stream_move_events(env: TestEnv) -> None:
         "stream_id": denmark.id,
         "topic": "t",
     }
-    [single] = await _events(env, "polonius", legacy)
+    [single] = await env.events("polonius", legacy)
     assert (single["type"], single["message_id"]) == ("delete_message", ids[1])
     assert "message_ids" not in single
     # Back, then the whole topic along, watching Othello (subscribed to both).

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -42,15 +41,6 @@ async def command(env: TestEnv) -> AsyncIterator[CommandServices]:
 async def _outbox_rows(env: TestEnv) -> int:
     async with env.services.db.read() as conn:
         return int(await conn.scalar(sa.select(sa.func.count()).select_from(event_outbox)) or 0)
-
-
-async def _events(env: TestEnv, user: str | User, queue_id: str) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user).get(
-            "/events", {"queue_id": queue_id, "last_event_id": -1, "dont_block": True}
-        )
-    )
-    return [e for e in body["events"] if e["type"] != "heartbeat"]  # type: ignore[no-any-return]
 
 
 async def _create(
@@ -116,10 +106,10 @@ async def test_nothing_is_published_before_the_relay_nor_twice(
     queue_id = (await register(env, env.users["hamlet"], event_types=["realm_user"]))["queue_id"]
     await _create(command, "a@example.com")
     await _create(command, "b@example.com")
-    assert await _events(env, "hamlet", queue_id) == []
+    assert await env.events("hamlet", queue_id, types=["realm_user"]) == []
     assert await relay_event_outbox(env.services) > 0
     assert await relay_event_outbox(env.services) == 0
-    events = await _events(env, "hamlet", queue_id)
+    events = await env.events("hamlet", queue_id, types=["realm_user"])
     # In the order they were committed.
     assert [e["person"]["email"] for e in events] == ["a@example.com", "b@example.com"]
 
@@ -213,5 +203,5 @@ async def test_several_servers_publish_each_event_once(env: TestEnv) -> None:
     finally:
         await command.close()
         await second.close()
-    events = await _events(env, "hamlet", queue_id)
+    events = await env.events("hamlet", queue_id, types=["realm_user"])
     assert sorted(e["person"]["email"] for e in events) == sorted(emails)

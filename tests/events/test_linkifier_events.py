@@ -3,24 +3,14 @@ user, but only to queues registered with the ``linkifier_url_template`` capabili
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hubbub.actions.users import do_deactivate_user
-from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.events.verify import call_api, register, verify_action
+from tests.helpers import TestEnv, assert_success, without_id
 
 CAPABLE: dict[str, Any] = {"client_capabilities": {"linkifier_url_template": True}}
 ISSUE = {"pattern": "#(?P<id>[0-9]+)", "url_template": "https://github.com/zulip/zulip/issues/{id}"}
-
-
-def _call(
-    env: TestEnv, method: str, path: str, params: dict[str, Any] | None = None
-) -> Callable[[], Awaitable[None]]:
-    async def action() -> None:
-        assert_success(await env.client("iago").request(method, path, params))
-
-    return action
 
 
 async def _add(env: TestEnv, n: int) -> int:
@@ -31,10 +21,10 @@ async def _add(env: TestEnv, n: int) -> int:
 async def test_add_update_remove(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     events = await verify_action(
-        env, hamlet, _call(env, "POST", "/realm/filters", ISSUE), num_events=1, **CAPABLE
+        env, hamlet, call_api(env, "iago", "POST", "/realm/filters", ISSUE), num_events=1, **CAPABLE
     )
     linkifier_id = events[0]["realm_linkifiers"][0]["id"]
-    assert {k: v for k, v in events[0].items() if k != "id"} == {
+    assert without_id(events[0]) == {
         "type": "realm_linkifiers",
         "realm_linkifiers": [{**ISSUE, "id": linkifier_id}],
     }
@@ -42,7 +32,7 @@ async def test_add_update_remove(env: TestEnv) -> None:
     events = await verify_action(
         env,
         hamlet,
-        _call(env, "PATCH", f"/realm/filters/{linkifier_id}", changed),
+        call_api(env, "iago", "PATCH", f"/realm/filters/{linkifier_id}", changed),
         num_events=1,
         **CAPABLE,
     )
@@ -50,7 +40,7 @@ async def test_add_update_remove(env: TestEnv) -> None:
     events = await verify_action(
         env,
         env.users["polonius"],
-        _call(env, "DELETE", f"/realm/filters/{linkifier_id}"),
+        call_api(env, "iago", "DELETE", f"/realm/filters/{linkifier_id}"),
         num_events=1,
         **CAPABLE,
     )
@@ -63,7 +53,7 @@ async def test_reorder(env: TestEnv) -> None:
     events = await verify_action(
         env,
         env.users["othello"],
-        _call(env, "PATCH", "/realm/linkifiers", {"ordered_linkifier_ids": new_order}),
+        call_api(env, "iago", "PATCH", "/realm/linkifiers", {"ordered_linkifier_ids": new_order}),
         num_events=1,
         **CAPABLE,
     )
@@ -74,7 +64,7 @@ async def test_reorder(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["othello"],
-        _call(env, "PATCH", "/realm/linkifiers", {"ordered_linkifier_ids": []}),
+        call_api(env, "iago", "PATCH", "/realm/linkifiers", {"ordered_linkifier_ids": []}),
         num_events=0,
         **CAPABLE,
     )
@@ -91,11 +81,13 @@ async def test_failed_change_sends_nothing(env: TestEnv) -> None:
 async def test_queues_without_capability_get_no_event(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     # Old state [] + no events == fresh state [] (feature level 176).
-    await verify_action(env, hamlet, _call(env, "POST", "/realm/filters", ISSUE), num_events=0)
+    await verify_action(
+        env, hamlet, call_api(env, "iago", "POST", "/realm/filters", ISSUE), num_events=0
+    )
     await verify_action(
         env,
         hamlet,
-        _call(env, "POST", "/realm/filters", {**ISSUE, "pattern": "x(?P<id>y)"}),
+        call_api(env, "iago", "POST", "/realm/filters", {**ISSUE, "pattern": "x(?P<id>y)"}),
         num_events=0,
         fetch_event_types=["realm_linkifiers", "realm_filters"],
         event_types=["realm_linkifiers", "realm_filters"],
@@ -104,7 +96,7 @@ async def test_queues_without_capability_get_no_event(env: TestEnv) -> None:
     await verify_action(
         env,
         hamlet,
-        _call(env, "POST", "/realm/filters", {**ISSUE, "pattern": "z(?P<id>y)"}),
+        call_api(env, "iago", "POST", "/realm/filters", {**ISSUE, "pattern": "z(?P<id>y)"}),
         num_events=0,
         event_types=["realm_filters"],
         **CAPABLE,

@@ -34,23 +34,6 @@ def _direct(
     return action
 
 
-async def _events(
-    env: TestEnv, state: dict[str, Any], user: str = "hamlet"
-) -> list[dict[str, Any]]:
-    # Zulip sends local_message_id, which its OpenAPI event schema does not list.
-    body = assert_success(
-        await env.client(user, check_spec=False).get(
-            "/events",
-            {
-                "queue_id": state["queue_id"],
-                "last_event_id": state["last_event_id"],
-                "dont_block": True,
-            },
-        )
-    )
-    return body["events"]  # type: ignore[no-any-return]
-
-
 async def test_stream_message_event_shape(env: TestEnv) -> None:
     await env.subscribe("hamlet", "Denmark")
     await env.subscribe("othello", "Denmark")
@@ -99,13 +82,13 @@ async def test_queue_options_shape_events(env: TestEnv) -> None:
     await send_stream_message(
         env, "hamlet", "Denmark", "**x**", queue_id=mine["queue_id"], local_id="1.01"
     )
-    [event] = await _events(env, raw, "othello")
+    [event] = await env.events("othello", raw, check_spec=False)
     assert event["message"]["content"] == "**x**"
     assert event["message"]["content_type"] == "text/x-markdown"
     assert event["message"]["avatar_url"].startswith("https://secure.gravatar.com/avatar/")
-    [event] = await _events(env, mine)
+    [event] = await env.events("hamlet", mine, check_spec=False)
     assert event["local_message_id"] == "1.01"
-    [event] = await _events(env, other)
+    [event] = await env.events("hamlet", other, check_spec=False)
     assert "local_message_id" not in event
     assert not any(k.startswith("_") for k in event)
 
@@ -256,7 +239,7 @@ async def test_event_message_is_the_fetched_message(env: TestEnv) -> None:
         ]
         for send, reader in sends:
             await send()
-            events = await _events(env, states[reader], reader)
+            events = await env.events(reader, states[reader], check_spec=False)
             states[reader]["last_event_id"] = events[-1]["id"]
             # The reader's queue also holds what it sent earlier: the newest is this one.
             sent = [e for e in events if e["type"] == "message"][-1]["message"]

@@ -6,21 +6,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tests.events.verify import verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.events.verify import call_api, verify_action
+from tests.helpers import TestEnv, assert_success, without_id
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 MUTED = "/users/me/muted_users"
 WORDS = "/users/me/alert_words"
-
-
-def _call(
-    env: TestEnv, method: str, path: str, params: dict[str, Any] | None = None, user: str = "hamlet"
-) -> Callable[[], Awaitable[None]]:
-    async def action() -> None:
-        assert_success(await env.client(user).request(method, path, params))
-
-    return action
 
 
 def _fails(
@@ -33,26 +24,22 @@ def _fails(
     return action
 
 
-def _without_id(event: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in event.items() if k != "id"}
-
-
 async def test_mute_and_unmute(env: TestEnv) -> None:
     hamlet, othello, iago = (env.users[n] for n in ("hamlet", "othello", "iago"))
     events = await verify_action(
-        env, hamlet, _call(env, "POST", f"{MUTED}/{othello.id}"), num_events=1
+        env, hamlet, call_api(env, "hamlet", "POST", f"{MUTED}/{othello.id}"), num_events=1
     )
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "muted_users",
         "muted_users": [{"id": othello.id, "timestamp": events[0]["muted_users"][0]["timestamp"]}],
     }
     assert abs(events[0]["muted_users"][0]["timestamp"] - env.services.clock.now()) <= 2
     events = await verify_action(
-        env, hamlet, _call(env, "POST", f"{MUTED}/{iago.id}"), num_events=1
+        env, hamlet, call_api(env, "hamlet", "POST", f"{MUTED}/{iago.id}"), num_events=1
     )
     assert [m["id"] for m in events[0]["muted_users"]] == [othello.id, iago.id]
     events = await verify_action(
-        env, hamlet, _call(env, "DELETE", f"{MUTED}/{othello.id}"), num_events=1
+        env, hamlet, call_api(env, "hamlet", "DELETE", f"{MUTED}/{othello.id}"), num_events=1
     )
     assert [m["id"] for m in events[0]["muted_users"]] == [iago.id]
     # Failures send nothing.
@@ -88,11 +75,11 @@ async def test_mute_marks_messages_read(env: TestEnv) -> None:
     flags, muted = await verify_action(
         env,
         hamlet,
-        _call(env, "POST", f"{MUTED}/{othello.id}"),
+        call_api(env, "hamlet", "POST", f"{MUTED}/{othello.id}"),
         num_events=2,
         event_types=event_types,
     )
-    assert _without_id(flags) == {
+    assert without_id(flags) == {
         "type": "update_message_flags",
         "op": "add",
         "operation": "add",
@@ -104,7 +91,7 @@ async def test_mute_marks_messages_read(env: TestEnv) -> None:
     [unmuted] = await verify_action(
         env,
         hamlet,
-        _call(env, "DELETE", f"{MUTED}/{othello.id}"),
+        call_api(env, "hamlet", "DELETE", f"{MUTED}/{othello.id}"),
         num_events=1,
         event_types=event_types,
     )
@@ -113,7 +100,7 @@ async def test_mute_marks_messages_read(env: TestEnv) -> None:
     [muted] = await verify_action(
         env,
         hamlet,
-        _call(env, "POST", f"{MUTED}/{othello.id}"),
+        call_api(env, "hamlet", "POST", f"{MUTED}/{othello.id}"),
         num_events=1,
         event_types=event_types,
     )
@@ -123,23 +110,36 @@ async def test_mute_marks_messages_read(env: TestEnv) -> None:
 async def test_muted_users_event_goes_to_the_muter_only(env: TestEnv) -> None:
     othello, iago = env.users["othello"], env.users["iago"]
     # Neither the muted user nor a bystander hears of it.
-    await verify_action(env, othello, _call(env, "POST", f"{MUTED}/{othello.id}"), num_events=0)
-    await verify_action(env, iago, _call(env, "DELETE", f"{MUTED}/{othello.id}"), num_events=0)
+    await verify_action(
+        env, othello, call_api(env, "hamlet", "POST", f"{MUTED}/{othello.id}"), num_events=0
+    )
+    await verify_action(
+        env, iago, call_api(env, "hamlet", "DELETE", f"{MUTED}/{othello.id}"), num_events=0
+    )
 
 
 async def test_alert_words(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     events = await verify_action(
-        env, hamlet, _call(env, "POST", WORDS, {"alert_words": ["lunch", " Tea "]}), num_events=1
+        env,
+        hamlet,
+        call_api(env, "hamlet", "POST", WORDS, {"alert_words": ["lunch", " Tea "]}),
+        num_events=1,
     )
-    assert _without_id(events[0]) == {"type": "alert_words", "alert_words": ["lunch", "Tea"]}
+    assert without_id(events[0]) == {"type": "alert_words", "alert_words": ["lunch", "Tea"]}
     events = await verify_action(
-        env, hamlet, _call(env, "DELETE", WORDS, {"alert_words": ["TEA"]}), num_events=1
+        env,
+        hamlet,
+        call_api(env, "hamlet", "DELETE", WORDS, {"alert_words": ["TEA"]}),
+        num_events=1,
     )
     assert events[0]["alert_words"] == ["lunch"]
     # As in Zulip, a request that changes nothing still sends the list.
     events = await verify_action(
-        env, hamlet, _call(env, "POST", WORDS, {"alert_words": ["LUNCH"]}), num_events=1
+        env,
+        hamlet,
+        call_api(env, "hamlet", "POST", WORDS, {"alert_words": ["LUNCH"]}),
+        num_events=1,
     )
     assert events[0]["alert_words"] == ["lunch"]
     await verify_action(
@@ -149,7 +149,7 @@ async def test_alert_words(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["othello"],
-        _call(env, "POST", WORDS, {"alert_words": ["dinner"]}),
+        call_api(env, "hamlet", "POST", WORDS, {"alert_words": ["dinner"]}),
         num_events=0,
     )
 
@@ -159,14 +159,14 @@ async def test_event_types_filter(env: TestEnv) -> None:
     await verify_action(
         env,
         hamlet,
-        _call(env, "POST", f"{MUTED}/{othello.id}"),
+        call_api(env, "hamlet", "POST", f"{MUTED}/{othello.id}"),
         num_events=0,
         event_types=["alert_words"],
     )
     events = await verify_action(
         env,
         hamlet,
-        _call(env, "POST", WORDS, {"alert_words": ["lunch"]}),
+        call_api(env, "hamlet", "POST", WORDS, {"alert_words": ["lunch"]}),
         num_events=1,
         event_types=["alert_words"],
     )

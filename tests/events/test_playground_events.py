@@ -3,12 +3,11 @@ user; applying them to an old ``/register`` state gives a fresh one."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hubbub.actions.users import do_deactivate_user
-from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.events.verify import call_api, register, verify_action
+from tests.helpers import TestEnv, without_id
 
 PYTHON = {
     "name": "Python playground",
@@ -17,22 +16,13 @@ PYTHON = {
 }
 
 
-def _call(
-    env: TestEnv, method: str, path: str, params: dict[str, Any] | None = None
-) -> Callable[[], Awaitable[None]]:
-    async def action() -> None:
-        assert_success(await env.client("iago").request(method, path, params))
-
-    return action
-
-
 async def test_add_and_remove(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     events = await verify_action(
-        env, hamlet, _call(env, "POST", "/realm/playgrounds", PYTHON), num_events=1
+        env, hamlet, call_api(env, "iago", "POST", "/realm/playgrounds", PYTHON), num_events=1
     )
     first = events[0]["realm_playgrounds"][0]["id"]
-    assert {k: v for k, v in events[0].items() if k != "id"} == {
+    assert without_id(events[0]) == {
         "type": "realm_playgrounds",
         "realm_playgrounds": [{**PYTHON, "id": first}],
     }
@@ -40,7 +30,7 @@ async def test_add_and_remove(env: TestEnv) -> None:
     events = await verify_action(
         env,
         env.users["polonius"],
-        _call(env, "POST", "/realm/playgrounds", rust),
+        call_api(env, "iago", "POST", "/realm/playgrounds", rust),
         num_events=1,
         fetch_event_types=["realm_playgrounds"],
         event_types=["realm_playgrounds"],
@@ -48,7 +38,7 @@ async def test_add_and_remove(env: TestEnv) -> None:
     second = events[0]["realm_playgrounds"][1]["id"]
     assert events[0]["realm_playgrounds"] == [{**PYTHON, "id": first}, {**rust, "id": second}]
     events = await verify_action(
-        env, hamlet, _call(env, "DELETE", f"/realm/playgrounds/{first}"), num_events=1
+        env, hamlet, call_api(env, "iago", "DELETE", f"/realm/playgrounds/{first}"), num_events=1
     )
     assert events[0]["realm_playgrounds"] == [{**rust, "id": second}]
 
@@ -70,7 +60,7 @@ async def test_queue_without_the_event_type_gets_nothing(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["othello"],
-        _call(env, "POST", "/realm/playgrounds", PYTHON),
+        call_api(env, "iago", "POST", "/realm/playgrounds", PYTHON),
         num_events=0,
         event_types=["realm_linkifiers"],
     )
@@ -93,7 +83,7 @@ async def test_sent_to_active_users_only(env: TestEnv) -> None:
     try:
         state = await register(env, env.users["hamlet"])
         assert state["realm_playgrounds"] == []
-        await _call(env, "POST", "/realm/playgrounds", PYTHON)()
+        await call_api(env, "iago", "POST", "/realm/playgrounds", PYTHON)()
     finally:
         bus.publish = original  # type: ignore[method-assign]
     active = sorted(u.id for name, u in env.users.items() if name != "othello")

@@ -16,7 +16,7 @@ from hubbub.db.tables import user_presence
 from hubbub.queries.users import active_user_ids
 from hubbub.settings import Settings
 from tests.events.verify import verify_action
-from tests.helpers import TestEnv, assert_success, running_env, with_test_redis
+from tests.helpers import TestEnv, assert_success, running_env, with_test_redis, without_id
 
 START = 1_700_000_000
 PRESENCE_TYPES = {"event_types": ["presence"]}
@@ -30,12 +30,6 @@ async def env(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterat
         settings = with_test_redis(settings)
     async with running_env(settings, clock=FakeClock(START + 0.5)) as test_env:
         yield test_env
-
-
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
 
 
 def _ping(env: TestEnv, user: str, status: str = "active") -> Callable[[], Awaitable[None]]:
@@ -57,10 +51,6 @@ def _status(
     return action
 
 
-def _without_id(event: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in event.items() if k != "id"}
-
-
 @pytest.mark.parametrize("slim", [True, False])
 async def test_first_ping_and_coming_back_online(env: TestEnv, slim: bool) -> None:
     othello = env.users["othello"]
@@ -69,7 +59,7 @@ async def test_first_ping_and_coming_back_online(env: TestEnv, slim: bool) -> No
         env, othello, _ping(env, "hamlet"), num_events=1, slim_presence=slim
     )
     key = {"user_id": hamlet.id} if slim else {"email": hamlet.email}
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "presence",
         **key,
         "server_timestamp": START + 0.5,
@@ -85,18 +75,18 @@ async def test_first_ping_and_coming_back_online(env: TestEnv, slim: bool) -> No
     # Ordinary pings a minute apart send nothing (they move the times that clients poll
     # for, so only the absence of events is checked).
     for _ in range(3):
-        _advance(env, 60)
+        env.advance(60)
         await verify_action(env, othello, _ping(env, "hamlet"), num_events=0, **_NO_STATE)
     # Away for a while, then back: everyone hears at once.
-    _advance(env, 300)
+    env.advance(300)
     events = await verify_action(
         env, othello, _ping(env, "hamlet"), num_events=1, slim_presence=slim
     )
     assert events[0]["presence"]["website"]["timestamp"] == START + 480
     # Idle pings never announce; coming back active after 71 s does.
-    _advance(env, 71)
+    env.advance(71)
     await verify_action(env, othello, _ping(env, "hamlet", "idle"), num_events=0, **_NO_STATE)
-    _advance(env, 10)
+    env.advance(10)
     await verify_action(env, othello, _ping(env, "hamlet"), num_events=1, slim_presence=slim)
 
 
@@ -106,7 +96,7 @@ async def test_first_ping_idle(env: TestEnv, slim: bool) -> None:
         env, env.users["iago"], _ping(env, "polonius", "idle"), num_events=1, slim_presence=slim
     )
     assert events[0]["presence"]["website"]["status"] == "idle"
-    _advance(env, 200)
+    env.advance(200)
     await verify_action(
         env, env.users["iago"], _ping(env, "polonius"), num_events=1, slim_presence=slim
     )
@@ -120,7 +110,7 @@ async def test_history_limit_and_update_id_of_the_state(env: TestEnv, slim: bool
     othello, hamlet = env.users["othello"], env.users["hamlet"]
     params: dict[str, Any] = {"slim_presence": slim, "presence_history_limit_days": 1}
     await _ping(env, "hamlet")()
-    _advance(env, 3 * 24 * 3600)
+    env.advance(3 * 24 * 3600)
     before = assert_success(await env.client(othello).post("/register", params))
     # No row fetched: -1, as in Zulip, although the realm has written id 1.
     assert (before["presences"], before["presence_last_update_id"]) == ({}, -1)
@@ -163,7 +153,7 @@ async def test_presence_disabled_realm_sends_nothing(env: TestEnv) -> None:
 async def test_presence_enabled_toggle(env: TestEnv, slim: bool) -> None:
     hamlet = env.users["hamlet"]
     await _ping(env, "hamlet")()
-    _advance(env, 30)
+    env.advance(30)
 
     async def toggle(enabled: bool) -> None:
         async with env.services.write() as tx:
@@ -187,7 +177,7 @@ async def test_presence_enabled_toggle(env: TestEnv, slim: bool) -> None:
     async with env.services.db.read() as conn:
         row = (await conn.execute(sa.select(user_presence.c.last_active_time))).one()
     assert row[0] is None
-    _advance(env, 5)
+    env.advance(5)
     await verify_action(env, env.users["othello"], on, num_events=1, slim_presence=slim)
 
 
@@ -197,7 +187,7 @@ async def test_user_status_events(env: TestEnv) -> None:
     events = await verify_action(
         env, othello, _status(env, {"status_text": "lunch", "emoji_name": "car"}), num_events=1
     )
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "user_status",
         "user_id": hamlet_id,
         "status_text": "lunch",
@@ -206,7 +196,7 @@ async def test_user_status_events(env: TestEnv) -> None:
         "reaction_type": "unicode_emoji",
     }
     events = await verify_action(env, othello, _status(env, {"status_text": ""}), num_events=1)
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "user_status",
         "user_id": hamlet_id,
         "status_text": "",
@@ -225,19 +215,19 @@ async def test_away_sends_settings_presence_and_status(env: TestEnv) -> None:
     events = await verify_action(env, hamlet, _status(env, {"away": True, "status_text": "off"}))
     kinds = [e["type"] for e in events]
     assert kinds[0] == "user_settings" and kinds[-2:] == ["presence", "user_status"]
-    assert _without_id(events[-1]) == {
+    assert without_id(events[-1]) == {
         "type": "user_status",
         "user_id": hamlet.id,
         "away": True,
         "status_text": "off",
     }
-    _advance(env, 10)
+    env.advance(10)
     events = await verify_action(
         env, env.users["othello"], _status(env, {"away": False}), num_events=2
     )
     assert [e["type"] for e in events] == ["presence", "user_status"]
     # Fetched in the slim form too.
-    _advance(env, 10)
+    env.advance(10)
     await verify_action(
         env, env.users["othello"], _status(env, {"away": True}), num_events=2, slim_presence=True
     )
@@ -259,7 +249,7 @@ async def test_only_a_realm_within_the_limit_hears_presence(
     # One user too many: nobody hears, not even the first ids read for the check.
     await verify_action(env, first, _ping(env, "hamlet"), num_events=0, **_NO_STATE)
     await verify_action(env, last, _ping(env, "hamlet"), num_events=0, **_NO_STATE)
-    _advance(env, 300)  # away, so that the next ping is news again
+    env.advance(300)  # away, so that the next ping is news again
     monkeypatch.setattr(presence_actions, limit, len(ids))
     events = await verify_action(env, last, _ping(env, "hamlet"), num_events=1)
     assert events[0]["email"] == env.users["hamlet"].email

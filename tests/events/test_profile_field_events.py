@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tests.events.verify import register, verify_action
+from tests.events.verify import call_api, register, verify_action
 from tests.helpers import TestEnv, assert_success
 
 FIELDS = "/realm/profile_fields"
@@ -24,13 +24,6 @@ TYPES = {
 }
 
 Action = Callable[[], Awaitable[Any]]
-
-
-def _call(env: TestEnv, user: str, method: str, path: str, params: dict[str, Any]) -> Action:
-    async def action() -> Any:
-        return assert_success(await getattr(env.client(user), method)(path, params))
-
-    return action
 
 
 async def _create(env: TestEnv, **params: Any) -> int:
@@ -62,7 +55,7 @@ async def test_create_sends_the_whole_list_to_everyone(env: TestEnv) -> None:
     phone = await _create(env, name="Phone", field_type=1)
     for user in ("hamlet", "polonius", "iago"):
         params = {"name": f"Editor {user}", "field_type": 3, "field_data": CHOICES}
-        create = _call(env, "iago", "post", FIELDS, params)
+        create = call_api(env, "iago", "post", FIELDS, params)
         events = await verify_action(env, env.users[user], create, num_events=1)
         assert events[0]["type"] == "custom_profile_fields"
         names = [f["name"] for f in events[0]["fields"]]
@@ -77,23 +70,26 @@ async def test_edit_reorder_and_delete(env: TestEnv) -> None:
     events = await verify_action(
         env,
         hamlet,
-        _call(env, "iago", "patch", f"{FIELDS}/{phone}", {"hint": "Work", "name": "Mobile"}),
+        call_api(env, "iago", "patch", f"{FIELDS}/{phone}", {"hint": "Work", "name": "Mobile"}),
         num_events=1,
     )
     assert events[0]["fields"][0] | {"hint": "Work", "name": "Mobile"} == events[0]["fields"][0]
     events = await verify_action(
-        env, hamlet, _call(env, "iago", "patch", FIELDS, {"order": [editor, phone]}), num_events=1
+        env,
+        hamlet,
+        call_api(env, "iago", "patch", FIELDS, {"order": [editor, phone]}),
+        num_events=1,
     )
     assert [(f["id"], f["order"]) for f in events[0]["fields"]] == [(editor, 0), (phone, 1)]
     events = await verify_action(
-        env, hamlet, _call(env, "iago", "delete", f"{FIELDS}/{phone}", {}), num_events=1
+        env, hamlet, call_api(env, "iago", "delete", f"{FIELDS}/{phone}", {}), num_events=1
     )
     assert [f["id"] for f in events[0]["fields"]] == [editor]
     # Only the field list, when that is all a client asked for.
     await verify_action(
         env,
         hamlet,
-        _call(env, "iago", "patch", f"{FIELDS}/{editor}", {"display_in_profile_summary": True}),
+        call_api(env, "iago", "patch", f"{FIELDS}/{editor}", {"display_in_profile_summary": True}),
         num_events=1,
         event_types=["custom_profile_fields"],
     )
@@ -110,7 +106,7 @@ async def test_delete_drops_values_from_realm_users(env: TestEnv) -> None:
     events = await verify_action(
         env,
         env.users["hamlet"],
-        _call(env, "iago", "delete", f"{FIELDS}/{phone}", {}),
+        call_api(env, "iago", "delete", f"{FIELDS}/{phone}", {}),
         num_events=1,
         event_types=["custom_profile_fields", "realm_user"],
     )
@@ -122,7 +118,7 @@ async def test_value_changes_send_realm_user_updates(env: TestEnv) -> None:
     mentor = await _create(env, name="Mentor", field_type=6)
     hamlet = env.users["hamlet"]
     iago = env.users["iago"].id
-    set_values = _call(
+    set_values = call_api(
         env,
         "hamlet",
         "patch",
@@ -144,7 +140,7 @@ async def test_value_changes_send_realm_user_updates(env: TestEnv) -> None:
     assert all(e["type"] == "realm_user" and e["op"] == "update" for e in events)
     # The same values again change nothing and send nothing.
     await verify_action(env, hamlet, set_values, num_events=0)
-    remove = _call(env, "hamlet", "delete", PROFILE_DATA, {"data": [phone, mentor]})
+    remove = call_api(env, "hamlet", "delete", PROFILE_DATA, {"data": [phone, mentor]})
     events = await verify_action(env, hamlet, remove, num_events=2)
     assert events[0]["person"] == {
         "user_id": hamlet.id,
@@ -162,7 +158,9 @@ async def test_removed_choice_clears_values_with_events(env: TestEnv) -> None:
     events = await verify_action(
         env,
         env.users["shiva"],
-        _call(env, "iago", "patch", f"{FIELDS}/{editor}", {"field_data": {"vim": CHOICES["vim"]}}),
+        call_api(
+            env, "iago", "patch", f"{FIELDS}/{editor}", {"field_data": {"vim": CHOICES["vim"]}}
+        ),
         num_events=2,
     )
     assert events[0]["person"] == {
@@ -197,7 +195,7 @@ async def test_required_and_editable_by_user_changes(env: TestEnv) -> None:
         events = await verify_action(
             env,
             env.users[user],
-            _call(env, "iago", "patch", f"{FIELDS}/{phone}", params),
+            call_api(env, "iago", "patch", f"{FIELDS}/{phone}", params),
             num_events=1,
         )
         [field] = events[0]["fields"]

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from hubbub.db.tables import stream
 from hubbub.queries.messages import READ
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, add_user_message_flags, assert_success
+from tests.helpers import TestEnv, add_user_message_flags, assert_success, without_id
 from tests.messages_helpers import send_direct_message, send_stream_message
 
 Action = Callable[[], Awaitable[None]]
@@ -47,20 +47,6 @@ def _submit(env: TestEnv, user: str, message_id: int, content: dict[str, Any]) -
     return action
 
 
-async def _pending(env: TestEnv, user: str, state: dict[str, Any]) -> list[dict[str, Any]]:
-    body = assert_success(
-        await env.client(user).get(
-            "/events",
-            {
-                "queue_id": state["queue_id"],
-                "last_event_id": state["last_event_id"],
-                "dont_block": True,
-            },
-        )
-    )
-    return body["events"]  # type: ignore[no-any-return]
-
-
 async def _set(env: TestEnv, user: str, **settings: Any) -> None:
     assert_success(await env.client(user).patch("/settings", settings))
 
@@ -72,7 +58,7 @@ async def test_reaction_event_shape_and_state(env: TestEnv) -> None:
     events = await verify_action(
         env, hamlet, _react(env, "othello", message_id, emoji_name="like"), num_events=1
     )
-    event = {k: v for k, v in events[0].items() if k != "id"}
+    event = without_id(events[0])
     assert event == {
         "type": "reaction",
         "op": "add",
@@ -94,7 +80,7 @@ async def test_reaction_event_shape_and_state(env: TestEnv) -> None:
         othello.id,
     )
     # A user with no access to the message hears nothing.
-    assert await _pending(env, "iago", iago_state) == []
+    assert await env.events("iago", iago_state) == []
 
 
 async def test_stream_reaction_reaches_subscribers_with_history(env: TestEnv) -> None:
@@ -221,7 +207,7 @@ async def test_submessage_event(env: TestEnv) -> None:
     events = await verify_action(
         env, env.users["othello"], _submit(env, "hamlet", message_id, widget), num_events=1
     )
-    event = {k: v for k, v in events[0].items() if k != "id"}
+    event = without_id(events[0])
     assert isinstance(event.pop("submessage_id"), int)
     assert event == {
         "type": "submessage",
@@ -234,7 +220,7 @@ async def test_submessage_event(env: TestEnv) -> None:
     await verify_action(
         env, env.users["hamlet"], _submit(env, "othello", message_id, vote), num_events=1
     )
-    assert await _pending(env, "iago", iago_state) == []
+    assert await env.events("iago", iago_state) == []
     # Voting is participation too.
     await _set(env, "othello", automatically_follow_topics_policy=1)
     events = await verify_action(

@@ -8,7 +8,7 @@ import pytest
 
 from hubbub.actions.realm_settings import do_set_realm_property, realm_property_event
 from tests.events.verify import verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.helpers import TestEnv, assert_success, without_id
 
 
 @pytest.mark.parametrize(
@@ -53,10 +53,6 @@ def _patch(env: TestEnv, params: dict[str, Any], user: str = "desdemona") -> Any
     return action
 
 
-def _without_id(event: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in event.items() if k != "id"}
-
-
 @pytest.mark.parametrize(
     ("params", "expected"),
     [
@@ -99,14 +95,14 @@ async def test_patch_realm_events(
     )
     for event, (op, name, value) in zip(events, expected, strict=True):
         if op == "update":
-            assert _without_id(event) == {
+            assert without_id(event) == {
                 "type": "realm",
                 "op": "update",
                 "property": name,
                 "value": value,
             }
         else:
-            assert _without_id(event) == {
+            assert without_id(event) == {
                 "type": "realm",
                 "op": "update_dict",
                 "property": "default",

@@ -11,15 +11,10 @@ import pytest
 
 from hubbub.actions.users import do_change_role, do_deactivate_user
 from hubbub.models import Role, User
-from hubbub.queries.user_groups import get_group_id_by_name
 from hubbub.realm_group_settings import REALM_PERMISSION_GROUP_SETTINGS
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_success
-
-
-async def group_id(env: TestEnv, name: str) -> int:
-    async with env.services.db.read() as conn:
-        return await get_group_id_by_name(conn, env.realm.id, name)
+from tests.group_settings_helpers import system_group_id
+from tests.helpers import TestEnv, assert_success, without_id
 
 
 def patch(env: TestEnv, params: dict[str, Any]) -> Callable[[], Awaitable[None]]:
@@ -43,17 +38,13 @@ async def state_of(env: TestEnv, user: User) -> dict[str, Any]:
     return await register(env, user, **TYPES)
 
 
-def without_id(event: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in event.items() if k != "id"}
-
-
 @pytest.mark.parametrize("name", list(REALM_PERMISSION_GROUP_SETTINGS))
 async def test_each_setting_sends_update_dict(env: TestEnv, name: str) -> None:
     config = REALM_PERMISSION_GROUP_SETTINGS[name]
     target = "role:moderators"
     if config.allowed_system_groups:
         target = next(g for g in config.allowed_system_groups if g != config.default_group_name)
-    new = await group_id(env, target)
+    new = await system_group_id(env, target)
     events = await verify(env, env.users["hamlet"], patch(env, {name: {"new": new}}), num_events=1)
     assert without_id(events[0]) == {
         "type": "realm",
@@ -85,7 +76,7 @@ async def test_anonymous_group_and_flags(env: TestEnv) -> None:
         )
     )
     assert team
-    team_id = await group_id(env, "team")
+    team_id = await system_group_id(env, "team")
     value = {"direct_members": [othello.id], "direct_subgroups": [team_id]}
     await verify(
         env, hamlet, patch(env, {"can_create_public_channel_group": {"new": value}}), num_events=1
@@ -94,8 +85,8 @@ async def test_anonymous_group_and_flags(env: TestEnv) -> None:
 
 
 async def test_deprecated_policies_follow(env: TestEnv) -> None:
-    moderators = await group_id(env, "role:moderators")
-    nobody = await group_id(env, "role:nobody")
+    moderators = await system_group_id(env, "role:moderators")
+    nobody = await system_group_id(env, "role:nobody")
     await verify(
         env,
         env.users["shiva"],
@@ -125,7 +116,7 @@ async def test_membership_changes_update_flags(env: TestEnv) -> None:
             "/user_groups/create", {"name": "creators", "description": "", "members": []}
         )
     )
-    creators = await group_id(env, "creators")
+    creators = await system_group_id(env, "creators")
     await verify(env, hamlet, patch(env, {"can_create_private_channel_group": {"new": creators}}))
 
     async def add_hamlet() -> None:
@@ -140,7 +131,7 @@ async def test_membership_changes_update_flags(env: TestEnv) -> None:
 
 
 async def test_role_change_updates_flags(env: TestEnv) -> None:
-    admins = await group_id(env, "role:administrators")
+    admins = await system_group_id(env, "role:administrators")
     await verify(env, env.users["hamlet"], patch(env, {"can_invite_users_group": {"new": admins}}))
 
     async def promote() -> None:
@@ -152,7 +143,7 @@ async def test_role_change_updates_flags(env: TestEnv) -> None:
 
 
 async def test_waiting_period_updates_flags(env: TestEnv) -> None:
-    full_members = await group_id(env, "role:fullmembers")
+    full_members = await system_group_id(env, "role:fullmembers")
     await verify(
         env,
         env.users["hamlet"],
@@ -171,7 +162,7 @@ async def test_waiting_period_updates_flags(env: TestEnv) -> None:
 async def test_clients_without_user_groups_keep_their_flags(env: TestEnv) -> None:
     """Without ``realm_user_groups`` a state cannot tell system groups from others; the
     setting's value is still applied."""
-    admins = await group_id(env, "role:administrators")
+    admins = await system_group_id(env, "role:administrators")
     before = await register(env, env.users["hamlet"], fetch_event_types=["realm"])
     assert "realm_user_groups" not in before
     assert_success(

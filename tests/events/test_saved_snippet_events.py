@@ -3,26 +3,10 @@ the new state; only the snippet's owner hears of them."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.events.verify import call_api, register, verify_action
+from tests.helpers import TestEnv, assert_success, without_id
 
 URL = "/saved_snippets"
-
-
-def _call(
-    env: TestEnv, method: str, url: str, params: dict[str, Any] | None = None
-) -> Callable[[], Awaitable[None]]:
-    async def action() -> None:
-        assert_success(await getattr(env.client("hamlet"), method)(url, params))
-
-    return action
-
-
-def _without_id(event: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in event.items() if k != "id"}
 
 
 async def test_register_state(env: TestEnv) -> None:
@@ -41,10 +25,13 @@ async def test_register_state(env: TestEnv) -> None:
 async def test_add_update_remove(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     events = await verify_action(
-        env, hamlet, _call(env, "post", URL, {"title": " Hi ", "content": "Hello"}), num_events=1
+        env,
+        hamlet,
+        call_api(env, "hamlet", "post", URL, {"title": " Hi ", "content": "Hello"}),
+        num_events=1,
     )
     snippet = events[0]["saved_snippet"]
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "saved_snippets",
         "op": "add",
         "saved_snippet": {
@@ -56,9 +43,12 @@ async def test_add_update_remove(env: TestEnv) -> None:
     }
     snippet_id = snippet["id"]
     events = await verify_action(
-        env, hamlet, _call(env, "patch", f"{URL}/{snippet_id}", {"content": "Hey"}), num_events=1
+        env,
+        hamlet,
+        call_api(env, "hamlet", "patch", f"{URL}/{snippet_id}", {"content": "Hey"}),
+        num_events=1,
     )
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "saved_snippets",
         "op": "update",
         "saved_snippet": {**snippet, "content": "Hey"},
@@ -66,13 +56,18 @@ async def test_add_update_remove(env: TestEnv) -> None:
     # An edit that changes nothing still tells the client, as Zulip's does; one naming
     # nothing sends nothing.
     await verify_action(
-        env, hamlet, _call(env, "patch", f"{URL}/{snippet_id}", {"title": "Hi"}), num_events=1
+        env,
+        hamlet,
+        call_api(env, "hamlet", "patch", f"{URL}/{snippet_id}", {"title": "Hi"}),
+        num_events=1,
     )
-    await verify_action(env, hamlet, _call(env, "patch", f"{URL}/{snippet_id}", {}), num_events=0)
+    await verify_action(
+        env, hamlet, call_api(env, "hamlet", "patch", f"{URL}/{snippet_id}", {}), num_events=0
+    )
     events = await verify_action(
-        env, hamlet, _call(env, "delete", f"{URL}/{snippet_id}"), num_events=1
+        env, hamlet, call_api(env, "hamlet", "delete", f"{URL}/{snippet_id}"), num_events=1
     )
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "saved_snippets",
         "op": "remove",
         "saved_snippet_id": snippet_id,
@@ -111,9 +106,12 @@ async def test_others_hear_nothing(env: TestEnv) -> None:
         await verify_action(
             env,
             env.users[user],
-            _call(env, "patch", f"{URL}/{snippet_id}", {"title": user}),
+            call_api(env, "hamlet", "patch", f"{URL}/{snippet_id}", {"title": user}),
             num_events=0,
         )
     await verify_action(
-        env, env.users["othello"], _call(env, "delete", f"{URL}/{snippet_id}"), num_events=0
+        env,
+        env.users["othello"],
+        call_api(env, "hamlet", "delete", f"{URL}/{snippet_id}"),
+        num_events=0,
     )

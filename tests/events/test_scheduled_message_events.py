@@ -38,12 +38,6 @@ async def _schedule(env: TestEnv, stream_id: int, at: int, content: str = "hi") 
     return int(body["scheduled_message_id"])
 
 
-def _advance(env: TestEnv, seconds: float) -> None:
-    clock = env.services.clock
-    assert isinstance(clock, FakeClock)
-    clock.advance(seconds)
-
-
 async def test_add_update_remove(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     hamlet = env.users["hamlet"]
@@ -109,7 +103,7 @@ async def test_only_the_sender_hears(env: TestEnv) -> None:
 async def test_delivery_sends_the_message_and_removes_it(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     sid = await _schedule(env, denmark.id, NOW + 60, "scheduled hello")
-    _advance(env, 60)
+    env.advance(60)
 
     async def deliver() -> None:
         assert await deliver_due_scheduled_messages(env.services) == 1
@@ -136,7 +130,7 @@ async def test_failed_delivery_is_an_update(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     sid = await _schedule(env, denmark.id, NOW + 60)
     assert_success(await env.client("iago").delete(f"/streams/{denmark.id}"))
-    _advance(env, 61)
+    env.advance(61)
 
     async def deliver() -> None:
         assert await deliver_due_scheduled_messages(env.services) == 1

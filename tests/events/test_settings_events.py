@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.helpers import TestEnv, assert_success, without_id
 
 MODERN = {"client_capabilities": {"user_settings_object": True}}
 
@@ -21,10 +21,6 @@ def _patch(
         assert_success(await env.client(user).patch(url, params))
 
     return action
-
-
-def _without_id(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in e.items() if k != "id"} for e in events]
 
 
 async def test_register_state_keys(env: TestEnv) -> None:
@@ -49,7 +45,7 @@ async def test_register_state_keys(env: TestEnv) -> None:
 async def test_modern_setting_sends_only_user_settings(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     events = await verify_action(env, hamlet, _patch(env, {"user_list_style": 3}), num_events=1)
-    assert _without_id(events) == [
+    assert [without_id(e) for e in events] == [
         {"type": "user_settings", "op": "update", "property": "user_list_style", "value": 3}
     ]
     # Nobody else hears of it.
@@ -63,7 +59,7 @@ async def test_display_setting_legacy_and_modern(env: TestEnv) -> None:
     events = await verify_action(
         env, hamlet, _patch(env, {"high_contrast_mode": True}), num_events=2
     )
-    assert _without_id(events) == [
+    assert [without_id(e) for e in events] == [
         {"type": "user_settings", "op": "update", "property": "high_contrast_mode", "value": True},
         {
             "type": "update_display_settings",
@@ -80,7 +76,7 @@ async def test_display_setting_legacy_and_modern(env: TestEnv) -> None:
 async def test_notification_setting_legacy_and_modern(env: TestEnv) -> None:
     hamlet = env.users["hamlet"]
     events = await verify_action(env, hamlet, _patch(env, {"enable_sounds": False}), num_events=2)
-    assert _without_id(events)[1] == {
+    assert [without_id(e) for e in events][1] == {
         "type": "update_global_notifications",
         "user": "hamlet@example.com",
         "notification_name": "enable_sounds",
@@ -115,7 +111,7 @@ async def test_timezone_tells_everyone(env: TestEnv) -> None:
     events = await verify_action(
         env, hamlet, _patch(env, {"timezone": "Asia/Kolkata"}), num_events=3
     )
-    assert _without_id(events)[2] == {
+    assert [without_id(e) for e in events][2] == {
         "type": "realm_user",
         "op": "update",
         "person": {"user_id": hamlet.id, "email": hamlet.email, "timezone": "Asia/Kolkata"},
@@ -195,7 +191,7 @@ async def test_realm_defaults_event_to_everyone(env: TestEnv) -> None:
             _patch(env, {"emojiset": "text" if user != "iago" else "twitter"}, "iago", url),
             num_events=1,
         )
-    assert _without_id(events) == [
+    assert [without_id(e) for e in events] == [
         {
             "type": "realm_user_settings_defaults",
             "op": "update",
@@ -239,7 +235,7 @@ NEW_SETTING_VALUES: dict[str, Any] = {
 async def test_new_setting_sends_only_user_settings(env: TestEnv, name: str) -> None:
     value = NEW_SETTING_VALUES[name]
     events = await verify_action(env, env.users["hamlet"], _patch(env, {name: value}), num_events=1)
-    assert _without_id(events) == [
+    assert [without_id(e) for e in events] == [
         {"type": "user_settings", "op": "update", "property": name, "value": value}
     ]
 

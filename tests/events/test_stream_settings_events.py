@@ -9,7 +9,6 @@ import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from hubbub.actions.realm_settings import do_set_realm_property
 from hubbub.models import Stream
 from hubbub.queries.streams import get_stream_by_name
 from hubbub.queries.user_groups import get_group_id_by_name
@@ -51,11 +50,6 @@ def _patcher(env: TestEnv, user: str, stream_id: int, params: dict[str, Any]) ->
         assert_success(await env.client(user).patch(f"/streams/{stream_id}", params))
 
     return action
-
-
-async def _set_realm(env: TestEnv, name: str, value: Any) -> None:
-    async with env.services.write() as tx:
-        env.realm = await do_set_realm_property(tx, env.realm, name, value)
 
 
 async def _streams(env: TestEnv) -> tuple[Stream, Stream]:
@@ -441,7 +435,7 @@ async def test_private_stream_history(env: TestEnv) -> None:
 async def test_web_public_changes(env: TestEnv) -> None:
     denmark, _ = await _streams(env)
     await env.subscribe("polonius", "Guests welcome")
-    await _set_realm(env, "enable_spectator_access", True)
+    await env.set_realm_property("enable_spectator_access", True)
     to_web = {"is_web_public": True}
     from_web = {"is_web_public": False}
 
@@ -485,7 +479,7 @@ async def test_web_public_changes(env: TestEnv) -> None:
 async def test_web_public_stream_with_a_subscribed_guest(env: TestEnv) -> None:
     denmark, _ = await _streams(env)
     await env.subscribe("polonius", "Denmark")
-    await _set_realm(env, "enable_spectator_access", True)
+    await env.set_realm_property("enable_spectator_access", True)
     flips = itertools.cycle([True, False])
 
     def make_action() -> Action:
@@ -499,7 +493,7 @@ async def test_privacy_change_of_a_default_streams_neighbour(env: TestEnv) -> No
     """A default stream that turns web-public and back: guests see it come and go in
     realm_default_streams too."""
     denmark, _ = await _streams(env)
-    await _set_realm(env, "enable_spectator_access", True)
+    await env.set_realm_property("enable_spectator_access", True)
     assert_success(
         await env.client("iago").patch(f"/streams/{denmark.id}", {"is_default_stream": True})
     )

@@ -3,36 +3,14 @@ the events equals a fresh ``realm_user_groups``."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-from tests.events.verify import verify_action
-from tests.helpers import TestEnv, assert_success
-
-
-def _call(
-    env: TestEnv, method: str, path: str, params: dict[str, Any] | None = None, user: str = "hamlet"
-) -> Callable[[], Awaitable[None]]:
-    async def action() -> None:
-        client = env.client(user)
-        assert_success(await getattr(client, method)(path, params or {}))
-
-    return action
-
-
-def _without_id(event: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in event.items() if k != "id"}
+from tests.events.verify import call_api, verify_action
+from tests.group_settings_helpers import create_user_group
+from tests.helpers import TestEnv, assert_success, without_id
 
 
 async def _group_ids(env: TestEnv) -> dict[str, int]:
     body = assert_success(await env.client("hamlet").get("/user_groups"))
     return {g["name"]: g["id"] for g in body["user_groups"]}
-
-
-async def _create(env: TestEnv, name: str, members: list[str]) -> int:
-    params = {"name": name, "description": "", "members": [env.users[m].id for m in members]}
-    await _call(env, "post", "/user_groups/create", params)()
-    return (await _group_ids(env))[name]
 
 
 async def test_create_sends_add_to_everyone(env: TestEnv) -> None:
@@ -43,11 +21,11 @@ async def test_create_sends_add_to_everyone(env: TestEnv) -> None:
         events = await verify_action(
             env,
             env.users[user],
-            _call(env, "post", "/user_groups/create", {**params, "name": name}),
+            call_api(env, "hamlet", "post", "/user_groups/create", {**params, "name": name}),
             num_events=1,
         )
     ids = await _group_ids(env)
-    event = _without_id(events[0])
+    event = without_id(events[0])
     assert isinstance(event["group"].pop("date_created"), int)
     creator = {"direct_members": [hamlet.id], "direct_subgroups": []}
     assert event == {
@@ -73,7 +51,7 @@ async def test_create_sends_add_to_everyone(env: TestEnv) -> None:
 
 
 async def test_update_sends_one_event_per_property(env: TestEnv) -> None:
-    group_id = await _create(env, "players", ["hamlet"])
+    group_id = await create_user_group(env, "players", ["hamlet"])
     admins = (await _group_ids(env))["role:administrators"]
     anonymous = {"direct_members": [env.users["othello"].id], "direct_subgroups": [admins]}
     params = {
@@ -85,10 +63,10 @@ async def test_update_sends_one_event_per_property(env: TestEnv) -> None:
     events = await verify_action(
         env,
         env.users["othello"],
-        _call(env, "patch", f"/user_groups/{group_id}", params),
+        call_api(env, "hamlet", "patch", f"/user_groups/{group_id}", params),
         num_events=4,
     )
-    assert [_without_id(e) for e in events] == [
+    assert [without_id(e) for e in events] == [
         {"type": "user_group", "op": "update", "group_id": group_id, "data": {key: value}}
         for key, value in [
             ("name", "actors"),
@@ -101,24 +79,28 @@ async def test_update_sends_one_event_per_property(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["othello"],
-        _call(env, "patch", f"/user_groups/{group_id}", {"name": "actors"}),
+        call_api(env, "hamlet", "patch", f"/user_groups/{group_id}", {"name": "actors"}),
         num_events=0,
     )
 
 
 async def test_members_events(env: TestEnv) -> None:
-    group_id = await _create(env, "players", ["hamlet"])
+    group_id = await create_user_group(env, "players", ["hamlet"])
     ids = {name: user.id for name, user in env.users.items()}
     path = f"/user_groups/{group_id}/members"
     events = await verify_action(
         env,
         env.users["iago"],
-        _call(
-            env, "post", path, {"add": [ids["othello"], ids["shiva"]], "delete": [ids["hamlet"]]}
+        call_api(
+            env,
+            "hamlet",
+            "post",
+            path,
+            {"add": [ids["othello"], ids["shiva"]], "delete": [ids["hamlet"]]},
         ),
         num_events=2,
     )
-    assert [_without_id(e) for e in events] == [
+    assert [without_id(e) for e in events] == [
         {
             "type": "user_group",
             "op": "add_members",
@@ -135,22 +117,22 @@ async def test_members_events(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["polonius"],
-        _call(env, "post", path, {"delete": [ids["othello"]]}),
+        call_api(env, "hamlet", "post", path, {"delete": [ids["othello"]]}),
         num_events=1,
     )
 
 
 async def test_subgroup_events(env: TestEnv) -> None:
-    a = await _create(env, "a", ["hamlet"])
-    b = await _create(env, "b", [])
+    a = await create_user_group(env, "a", ["hamlet"])
+    b = await create_user_group(env, "b", [])
     admins = (await _group_ids(env))["role:administrators"]
     events = await verify_action(
         env,
         env.users["othello"],
-        _call(env, "post", f"/user_groups/{a}/subgroups", {"add": [b, admins]}),
+        call_api(env, "hamlet", "post", f"/user_groups/{a}/subgroups", {"add": [b, admins]}),
         num_events=1,
     )
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "user_group",
         "op": "add_subgroups",
         "group_id": a,
@@ -159,10 +141,10 @@ async def test_subgroup_events(env: TestEnv) -> None:
     events = await verify_action(
         env,
         env.users["othello"],
-        _call(env, "post", f"/user_groups/{a}/subgroups", {"delete": [admins]}),
+        call_api(env, "hamlet", "post", f"/user_groups/{a}/subgroups", {"delete": [admins]}),
         num_events=1,
     )
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "user_group",
         "op": "remove_subgroups",
         "group_id": a,
@@ -173,60 +155,66 @@ async def test_subgroup_events(env: TestEnv) -> None:
 async def test_deactivation_events(env: TestEnv) -> None:
     """Feature level 294: a client with include_deactivated_groups sees the group's
     ``deactivated`` change; the others see it removed."""
-    a = await _create(env, "a", ["hamlet"])
-    b = await _create(env, "b", ["hamlet"])
-    c = await _create(env, "c", ["hamlet"])
+    a = await create_user_group(env, "a", ["hamlet"])
+    b = await create_user_group(env, "b", ["hamlet"])
+    c = await create_user_group(env, "c", ["hamlet"])
     events = await verify_action(
         env,
         env.users["othello"],
-        _call(env, "post", f"/user_groups/{b}/deactivate"),
+        call_api(env, "hamlet", "post", f"/user_groups/{b}/deactivate"),
         num_events=1,
         client_capabilities={"include_deactivated_groups": True},
     )
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "user_group",
         "op": "update",
         "group_id": b,
         "data": {"deactivated": True},
     }
     events = await verify_action(
-        env, env.users["othello"], _call(env, "post", f"/user_groups/{c}/deactivate"), num_events=1
+        env,
+        env.users["othello"],
+        call_api(env, "hamlet", "post", f"/user_groups/{c}/deactivate"),
+        num_events=1,
     )
-    assert _without_id(events[0]) == {"type": "user_group", "op": "remove", "group_id": c}
+    assert without_id(events[0]) == {"type": "user_group", "op": "remove", "group_id": c}
     # A deactivated group may still be renamed (feature level 340): clients that keep
     # deactivated groups follow the change.
     await verify_action(
         env,
         env.users["othello"],
-        _call(env, "patch", f"/user_groups/{b}", {"name": "old b"}),
+        call_api(env, "hamlet", "patch", f"/user_groups/{b}", {"name": "old b"}),
         num_events=1,
         client_capabilities={"include_deactivated_groups": True},
     )
     await verify_action(
-        env, env.users["iago"], _call(env, "post", f"/user_groups/{a}/deactivate"), num_events=1
+        env,
+        env.users["iago"],
+        call_api(env, "hamlet", "post", f"/user_groups/{a}/deactivate"),
+        num_events=1,
     )
 
 
 async def test_members_endpoint_subgroup_events(env: TestEnv) -> None:
     """Feature level 311: /members adds and removes subgroups too."""
-    a = await _create(env, "a", ["hamlet"])
-    b = await _create(env, "b", [])
+    a = await create_user_group(env, "a", ["hamlet"])
+    b = await create_user_group(env, "b", [])
     path = f"/user_groups/{a}/members"
     ids = {name: user.id for name, user in env.users.items()}
     events = await verify_action(
         env,
         env.users["othello"],
-        _call(env, "post", path, {"add": [ids["othello"]], "add_subgroups": [b]}),
+        call_api(env, "hamlet", "post", path, {"add": [ids["othello"]], "add_subgroups": [b]}),
         num_events=2,
     )
     assert [e["op"] for e in events] == ["add_members", "add_subgroups"]
     events = await verify_action(
         env,
         env.users["othello"],
-        _call(env, "post", path, {"delete_subgroups": [b]}),
+        call_api(env, "hamlet", "post", path, {"delete_subgroups": [b]}),
         num_events=1,
     )
-    assert _without_id(events[0]) == {
+    assert without_id(events[0]) == {
         "type": "user_group",
         "op": "remove_subgroups",
         "group_id": a,
@@ -238,14 +226,14 @@ async def test_queues_without_user_groups(env: TestEnv) -> None:
     await verify_action(
         env,
         env.users["othello"],
-        _call(env, "post", "/user_groups/create", {"name": "x", "description": ""}),
+        call_api(env, "hamlet", "post", "/user_groups/create", {"name": "x", "description": ""}),
         num_events=0,
         event_types=["realm"],
     )
     await verify_action(
         env,
         env.users["othello"],
-        _call(env, "post", "/user_groups/create", {"name": "y", "description": ""}),
+        call_api(env, "hamlet", "post", "/user_groups/create", {"name": "y", "description": ""}),
         num_events=1,
         fetch_event_types=["realm"],
     )

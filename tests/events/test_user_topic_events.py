@@ -8,7 +8,7 @@ from typing import Any
 
 from hubbub.models import Stream
 from tests.events.verify import verify_action
-from tests.helpers import TestEnv, assert_success
+from tests.helpers import TestEnv, assert_success, without_id
 
 MUTED_TOPICS = "/users/me/subscriptions/muted_topics"
 
@@ -34,16 +34,12 @@ def _legacy(env: TestEnv, params: dict[str, Any]) -> Callable[[], Awaitable[None
     return action
 
 
-def _without_id(event: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in event.items() if k != "id"}
-
-
 async def test_mute_sends_muted_topics_then_user_topic(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
     hamlet = env.users["hamlet"]
     events = await verify_action(env, hamlet, _set(env, denmark, "Lunch", 1), num_events=2)
     now = int(env.services.clock.now())
-    assert [_without_id(e) for e in events] == [
+    assert [without_id(e) for e in events] == [
         {"type": "muted_topics", "muted_topics": [["Denmark", "Lunch", events[1]["last_updated"]]]},
         {
             "type": "user_topic",

@@ -35,6 +35,18 @@ async def register(env: TestEnv, user: User, **params: Any) -> dict[str, Any]:
     return assert_success(await env.client(user).post("/register", params))
 
 
+def call_api(
+    env: TestEnv, user: str, method: str, path: str, params: dict[str, Any] | None = None
+) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """An action for ``verify_action``: ``method path`` with ``params`` as ``user``, which
+    must succeed; the action returns the success body."""
+
+    async def action() -> dict[str, Any]:
+        return assert_success(await env.client(user).request(method.upper(), path, params))
+
+    return action
+
+
 async def verify_action(
     env: TestEnv,
     user: User,
@@ -46,17 +58,7 @@ async def verify_action(
     """Run ``action``; check the events it sends ``user`` turn the old state into the new."""
     before = await register(env, user, **register_params)
     await action()
-    body = assert_success(
-        await env.client(user).get(
-            "/events",
-            {
-                "queue_id": before["queue_id"],
-                "last_event_id": before["last_event_id"],
-                "dont_block": True,
-            },
-        )
-    )
-    events = body["events"]
+    events = await env.events(user, before)
     if num_events is not None:
         assert len(events) == num_events, events
     state = copy.deepcopy(before)
@@ -71,4 +73,4 @@ async def verify_action(
         k: (old.get(k), new.get(k)) for k in old.keys() | new.keys() if old.get(k) != new.get(k)
     }
     assert not differing, (events, differing)
-    return events  # type: ignore[no-any-return]
+    return events
