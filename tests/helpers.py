@@ -26,6 +26,7 @@ from hubbub.clock import Clock, FakeClock
 from hubbub.db.dialects import user_message_tables
 from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
+from hubbub.events.bus import Notice
 from hubbub.models import Realm, Role, Stream, User
 from hubbub.queries.streams import get_stream_by_name
 from hubbub.redis_client import Redis
@@ -268,6 +269,21 @@ class TestEnv:
         body = assert_success(await self.client(user, check_spec=check_spec).get("/events", params))
         events = cast(list[dict[str, Any]], body["events"])
         return [e for e in events if e["type"] in types] if types else events
+
+
+def published_notices(env: TestEnv, monkeypatch: pytest.MonkeyPatch) -> list[Notice]:
+    """Every notice the env's bus publishes from now on, still published: for checking
+    recipients that no queue can show (a deactivated user's, say)."""
+    sent: list[Notice] = []
+    bus = env.services.bus
+    publish = bus.publish
+
+    async def recording(notices: list[Notice]) -> None:
+        sent.extend(notices)
+        await publish(notices)
+
+    monkeypatch.setattr(bus, "publish", recording)
+    return sent
 
 
 REDIS_ENV = "HUBBUB_TEST_REDIS_URL"

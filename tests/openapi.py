@@ -74,7 +74,7 @@ class Reference:
         )
         # Literal paths first, so ``/users/me`` is found before ``/users/{id}``.
         paths = sorted(self.document["paths"], key=lambda p: (p.count("{"), p))
-        self._templates = [
+        self._templates: list[tuple[re.Pattern[str], str]] = [
             (re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(p)) + "$"), p)
             for p in paths
         ]

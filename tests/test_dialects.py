@@ -73,6 +73,7 @@ async def test_reads_see_what_was_committed_and_run_no_transaction(database_url:
         await upgrade(db)
         async with db.read() as conn:
             before = await conn.scalar(sa.select(sa.func.count()).select_from(realm))
+            assert before is not None
             async with db.write() as writer:
                 await writer.execute(
                     sa.insert(realm).values(string_id="snap", name="Snap", date_created=0)

@@ -6,10 +6,12 @@ writes, and on SQLite a read transaction's one snapshot."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine import make_url
 
 from hubbub.db import fast
 from hubbub.db.dialects import ids_argument, sqlite_staged
@@ -21,6 +23,11 @@ from hubbub.queries.streams import _SEND_STREAM_BY_NAME, _SUBSCRIBERS, get_strea
 from hubbub.queries.users import _LOGIN_CANDIDATES, get_login_candidates
 from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import send_stream_message
+
+
+def _asyncpg_dialect() -> sa.Dialect:
+    """asyncpg's dialect, to compile for PostgreSQL with no server."""
+    return make_url("postgresql+asyncpg://").get_dialect()()
 
 
 async def test_rows_match_sqlalchemys(env: TestEnv) -> None:
@@ -41,7 +48,7 @@ async def test_rows_match_sqlalchemys(env: TestEnv) -> None:
     async with env.services.db.read() as conn:
         verona = await get_stream_by_name(conn, hamlet.realm_id, "verona")
         assert verona is not None
-        cases = [
+        cases: list[tuple[sa.Select[Any], dict[str, Any]]] = [
             (_LOGIN_CANDIDATES, {"login": hamlet.email}),
             (_REALM_PRESENCES, {"realm_id": hamlet.realm_id, "since": 0.0}),
             # A literal of its own (the recipient type), and an array of ids.
@@ -92,7 +99,7 @@ async def test_a_transaction_reads_its_own_writes(env: TestEnv) -> None:
 
 
 def test_conversions_and_locks_are_left_to_sqlalchemy() -> None:
-    dialect = postgresql.asyncpg.dialect()
+    dialect = _asyncpg_dialect()
     expanding = sa.select(user_presence.c.user_profile_id).where(
         user_presence.c.user_profile_id.in_(sa.bindparam("ids", expanding=True))
     )
@@ -131,7 +138,7 @@ def test_sqlite_rows_are_converted_as_sqlalchemy_would() -> None:
     compiled = fast._compiled(statement, dialect)
     assert compiled is not None and "?" in compiled.sql
     # Compiled for each database a process (the tests) uses.
-    on_postgresql = fast._compiled(statement, postgresql.asyncpg.dialect())
+    on_postgresql = fast._compiled(statement, _asyncpg_dialect())
     assert on_postgresql is not None and "$1" in on_postgresql.sql and not on_postgresql.convert
     [row] = compiled.rows([(7, 1)])
     assert row == (7, True) and type(row[1]) is bool

@@ -154,7 +154,7 @@ async def test_upgrade_keeps_the_old_default_for_deleting_own_messages(tmp_path:
             )
         await upgrade(db)
         async with db.read() as conn:
-            rows = dict(
+            rows: dict[int, str] = dict(
                 (await conn.execute(sa.text("SELECT id, settings FROM realm ORDER BY id"))).all()
             )
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 from hubbub.db.tables import realm, user_profile
@@ -22,7 +24,7 @@ def test_a_user_from_a_joined_row_takes_only_its_own_columns() -> None:
             realm.insert(),
             {"id": 7, "string_id": "zulip", "name": "Zulip", "date_created": 1.0},
         )
-        values = {
+        values: dict[str, Any] = {
             "id": 3,
             "realm_id": 7,
             "email": "a@example.com",

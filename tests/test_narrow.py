@@ -3,6 +3,7 @@ directly (no sending code involved), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiosqlite.core
@@ -289,6 +290,7 @@ class World:
                     **columns,
                 )
             )
+            assert result.inserted_primary_key is not None
             message_id = int(result.inserted_primary_key[0])
             for user, flags in rows.items():
                 await conn.execute(
@@ -335,6 +337,7 @@ async def world(env: TestEnv) -> World:
                 realm_id=env.realm.id, group_hash="h" * 40, group_size=3
             )
         )
+        assert group.inserted_primary_key is not None
         group_id = group.inserted_primary_key[0]
         for name in ("hamlet", "othello", "iago"):
             await conn.execute(
@@ -552,7 +555,7 @@ async def test_a_narrows_reads_are_long_reads(
         query = await build_narrow_query(conn, env.users["hamlet"], terms)
     assert query.select(message.c.id).get_execution_options().get(LONG_READ) is True
     in_thread: list[str] = []
-    original = aiosqlite.core.Connection._execute
+    original: Callable[..., Awaitable[Any]] = aiosqlite.core.Connection._execute
 
     async def spy(conn: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
         in_thread.append(getattr(fn, "__name__", "?"))

@@ -6,6 +6,7 @@ recovers by itself."""
 from __future__ import annotations
 
 import errno
+import os
 import time
 from collections.abc import AsyncIterator
 
@@ -14,7 +15,6 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from hubbub.settings import Settings
-from hubbub.uploads import storage
 from tests.helpers import TestEnv, assert_success, running_env
 from tests.tcp_cut import CuttableRelay, cuttable_relay
 
@@ -101,7 +101,8 @@ async def test_upload_to_a_full_disk_answers_507_and_leaves_no_file(
     def full(source: str, target: str) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(storage.os, "replace", full)
+    # Storage moves each written file into place with os.replace.
+    monkeypatch.setattr(os, "replace", full)
     response = await env.client("hamlet").request(
         "POST", "/user_uploads", files={"file": ("a.txt", b"hello", "text/plain")}
     )

@@ -25,7 +25,7 @@ class Reads:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.users = 0
         self.groups = 0
-        users, groups = people_queries.list_users, people_queries.get_user_group_dicts
+        users, groups = list_users, get_user_group_dicts
 
         async def counting_users(conn: Any, realm_id: int) -> Any:
             self.users += 1
@@ -204,6 +204,7 @@ async def test_message_pages_name_users_from_kept_people(
     """``GET /messages`` and ``GET /messages/{id}`` name senders and direct-message
     members from the kept users (their rows are not read while kept); a rename written
     by another connection is on the next page."""
+    from hubbub.db.fast import fetch_rows
     from hubbub.queries import message_dicts
     from tests.messages_helpers import send_direct_message, send_stream_message
 
@@ -213,7 +214,6 @@ async def test_message_pages_name_users_from_kept_people(
     direct_id = await send_direct_message(env, "iago", ["hamlet", "othello"], "to two")
     hamlet = env.client("hamlet")
     user_reads: list[set[int]] = []
-    fetch_rows = message_dicts.fetch_rows
 
     async def counting(conn: Any, statement: Any, params: Any = None) -> Any:
         if statement is message_dicts._USERS(conn):

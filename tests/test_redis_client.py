@@ -172,7 +172,7 @@ async def test_requests_waiting_on_a_failed_connection_go_again(redis: Redis) ->
             assert await other.execute_command("CLIENT", "KILL", "ID", own) == 1
         finally:
             await other.aclose()
-        assert await asyncio.gather(held, behind) == [None, b"OK"]
+        assert list(await asyncio.gather(held, behind)) == [None, b"OK"]
         assert await redis.execute_command("CLIENT", "ID") != own
     finally:
         await redis.execute_command("DEL", name)

@@ -24,7 +24,8 @@ def rss_mb() -> float:
 def test_release_freed_memory_returns_free_pages_inside_the_heap() -> None:
     # 1,000-byte buffers come from malloc; one in twenty stays, so that the freed ones lie
     # between live ones and the heap's top cannot simply shrink.
-    kept, freed = [], []
+    kept: list[bytearray] = []
+    freed: list[bytearray] = []
     for i in range(100_000):
         (kept if i % 20 == 0 else freed).append(bytearray(1000))
     del freed
@@ -38,8 +39,13 @@ def test_release_freed_memory_returns_free_pages_inside_the_heap() -> None:
 async def test_each_full_collection_releases_freed_memory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    calls = []
-    monkeypatch.setattr(hubbub.server, "release_freed_memory", lambda: calls.append(1) or True)
+    calls: list[int] = []
+
+    def release() -> bool:
+        calls.append(1)
+        return True
+
+    monkeypatch.setattr(hubbub.server, "release_freed_memory", release)
     thresholds = gc.get_threshold()
     collections = settle_memory(full_collection_every=0.1)
     try:

@@ -299,10 +299,11 @@ async def test_a_transient_failure_leaves_the_message_due_for_the_next_pass(
     from sqlalchemy.exc import IntegrityError
 
     from hubbub.actions import scheduled_message_delivery as delivery
+    from hubbub.actions.send_message import check_send_message
 
     denmark = await env.subscribe("hamlet", "Denmark")
     sid = await _stream_message(env, denmark.id, NOW + 60)
-    real_send = delivery.check_send_message
+    real_send = check_send_message
     calls = 0
 
     async def lose_a_race_once(*args: Any, **kwargs: Any) -> Any:

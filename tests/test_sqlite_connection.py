@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -39,7 +39,7 @@ class ThreadCalls:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.names: list[str] = []
-        original = aiosqlite.core.Connection._execute
+        original: Callable[..., Awaitable[Any]] = aiosqlite.core.Connection._execute
 
         async def spy(conn: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             self.names.append(getattr(fn, "__name__", "?"))
@@ -91,14 +91,14 @@ async def test_once_the_process_checkpoints_small_write_transactions_end_inline(
     limit = sqlite_dialect.INLINE_COMMIT_MAX_CHANGES
     calls = ThreadCalls(monkeypatch)
     async with db.write() as conn:
-        assert (await conn.exec_driver_sql(autocheckpoint)).scalar() > 0
+        assert (await conn.exec_driver_sql(autocheckpoint)).scalar_one() > 0
         await conn.execute(sa.text("INSERT INTO t VALUES (4)"))
     assert calls.names == ["commit"]  # no checkpoint job yet: a COMMIT may checkpoint
     await db.checkpoint()
     async with db.write() as conn:
         assert (await conn.exec_driver_sql(autocheckpoint)).scalar() == 0
     async with db.read() as conn:  # readers keep theirs: they never commit a write
-        assert (await conn.exec_driver_sql(autocheckpoint)).scalar() > 0
+        assert (await conn.exec_driver_sql(autocheckpoint)).scalar_one() > 0
 
     def rows(start: int, count: int) -> list[dict[str, int]]:
         return [{"n": n} for n in range(start, start + count)]
@@ -126,7 +126,9 @@ async def test_once_the_process_checkpoints_small_write_transactions_end_inline(
         assert (await fetch_value(conn, _COUNT)) == 4 + limit + limit + 1 + 1
 
 
-_ORDERED = sa.select(sa.column("n")).select_from(sa.table("t")).order_by(sa.column("n"))
+_ORDERED: sa.Select[Any] = (
+    sa.select(sa.column("n")).select_from(sa.table("t")).order_by(sa.column("n"))
+)
 _ORDERED_LONG = long_read(_ORDERED)  # a copy of it, marked
 
 

@@ -45,6 +45,7 @@ async def test_sqlite_statistics_leave_the_search_index_and_the_event_loop_alone
         await send_stream_message(env, "hamlet", "Denmark", f"search me {i}")
     async with env.services.db.write() as conn:
         raw = (await conn.get_raw_connection()).driver_connection
+    assert raw is not None
     analyzed: list[tuple[str, int]] = []
 
     def trace(statement: str) -> None:

@@ -96,7 +96,7 @@ class Reads:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        read = cache_module.get_subscriber_ids
+        read = get_subscriber_ids
 
         async def counting(conn: Any, stream_ids: Any) -> Any:
             self.count += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+from typing import Any
 
 import pytest
 
@@ -39,11 +40,12 @@ async def test_topics_with_control_characters_are_refused_everywhere(
     expected = f"Invalid character in topic, at position {position}!"
     if "\x00" in topic:
         expected = "Invalid character in topic, at position 2!"
-    for path, params in [
+    requests: list[tuple[str, dict[str, Any]]] = [
         ("/messages", {"type": "stream", "to": "Denmark", "topic": topic, "content": "x"}),
         ("/typing", {"type": "stream", "op": "start", "stream_id": denmark.id, "topic": topic}),
         ("/user_topics", {"stream_id": denmark.id, "topic": topic, "visibility_policy": 1}),
-    ]:
+    ]
+    for path, params in requests:
         assert_error(await client.post(path, params), expected)
     # Clearing a policy needs no check: nothing is stored or shown.
     assert_success(

@@ -350,7 +350,7 @@ def _body_object(document: dict[str, Any], path: str, method: str) -> dict[str, 
     schema: dict[str, Any] = body["schema"]
     if "properties" in schema:
         return schema
-    members = [m for m in schema.get("allOf", []) if "properties" in m]
+    members: list[dict[str, Any]] = [m for m in schema.get("allOf", []) if "properties" in m]
     if len(members) != 1:
         raise KeyError(f"{method.upper()} {path}'s 200 body has no single object schema")
     return members[0]

@@ -163,7 +163,9 @@ async def test_topic_lists_and_edit_history_show_the_display_name(env: TestEnv) 
     mid = int(assert_success(await _send(env, ""))["id"])
     client = env.client("hamlet")
     async with env.services.db.read() as conn:
-        stream_id = (await get_stream_by_name(conn, env.realm.id, "Verona")).id
+        verona = await get_stream_by_name(conn, env.realm.id, "Verona")
+    assert verona is not None
+    stream_id = verona.id
     topics = assert_success(await client.get(f"/users/me/{stream_id}/topics"))["topics"]
     assert "general chat" in [t["name"] for t in topics] and "" not in [t["name"] for t in topics]
     topics = assert_success(

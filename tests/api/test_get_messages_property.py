@@ -99,11 +99,12 @@ def _term_ok(
         return bool(m["type"] == 2 and m["topic"].lower() == operand)
     if op == "sender":
         return bool(m["sender_id"] == othello)
-    return {
+    checks: dict[str, bool] = {
         "dm": m["type"] != 2,
         "starred": bool(flags & STARRED),
         "unread": not flags & READ,
-    }[operand]
+    }
+    return checks[operand]
 
 
 def _oracle_matches(world: dict[str, Any], env: TestEnv, narrow: list[list[str]]) -> list[Any]:

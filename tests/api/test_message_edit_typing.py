@@ -122,7 +122,7 @@ async def test_empty_topic_is_shown_by_name_to_clients_without_the_capability(
 
 def test_shaping_leaves_other_recipients_and_the_original_alone() -> None:
     spec = QueueSpec(queue_id="q", user_id=1, realm_id=1, event_types=None)
-    channel = {
+    channel: dict[str, Any] = {
         "type": "typing_edit_message",
         "op": "start",
         "sender_id": 1,
@@ -130,7 +130,8 @@ def test_shaping_leaves_other_recipients_and_the_original_alone() -> None:
         "recipient": {"type": "channel", "channel_id": 3, "topic": ""},
     }
     original = copy.deepcopy(channel)
-    assert shape_event(channel, spec)["recipient"]["topic"] == "general chat"
+    shaped = shape_event(channel, spec)
+    assert shaped is not None and shaped["recipient"]["topic"] == "general chat"
     # The published event is shared by every queue: it is never changed in place.
     assert channel == original
     named = {**channel, "recipient": {"type": "channel", "channel_id": 3, "topic": "lunch"}}

@@ -46,7 +46,7 @@ async def _set_history(env: TestEnv, message_id: int, entries: list[dict[str, An
 
 
 def test_timestamps_from_history() -> None:
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"timestamp": 40, "prev_topic": "a", "topic": "✔ a"},
         {"timestamp": 30, "prev_content": "x"},
         {"timestamp": 20, "prev_stream": 1, "stream": 2},

@@ -403,7 +403,7 @@ async def _upgrade_numbers_existing_rows(url: str) -> None:
                 sa.select(user_presence.c.user_profile_id, user_presence.c.last_update_id)
             )
             numbered = dict(rows.all())
-            counts = dict((await conn.execute(sa.select(presence_sequence))).all())
+            counts: dict[int, int] = dict((await conn.execute(sa.select(presence_sequence))).all())
     finally:
         await db.dispose()
     # Within each realm 1, 2, ... in user id order; each count at its realm's last number.

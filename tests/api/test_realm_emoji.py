@@ -11,6 +11,7 @@ import httpx
 import orjson
 import sqlalchemy as sa
 from PIL import Image
+from PIL.GifImagePlugin import GifImageFile
 
 from hubbub.db.tables import reaction, realm_emoji
 from hubbub.db.tables import realm as realm_table
@@ -89,6 +90,7 @@ async def test_animated_emoji_has_a_still(env: TestEnv) -> None:
     animated = await fetch(env, emoji["source_url"])
     assert animated.headers["content-type"] == "image/gif"
     image = Image.open(io.BytesIO(animated.content))
+    assert isinstance(image, GifImageFile)
     assert (image.format, image.size, image.n_frames) == ("GIF", (64, 64), 3)
     still = await fetch(env, emoji["still_url"])
     assert still.headers["content-type"] == "image/png"

@@ -132,7 +132,7 @@ async def test_anonymous_groups(env: TestEnv) -> None:
     )
     assert body["can_add_custom_emoji_group"] == moderators
     # An empty anonymous group stays one (it has no members).
-    empty = {"direct_members": [], "direct_subgroups": []}
+    empty: dict[str, list[int]] = {"direct_members": [], "direct_subgroups": []}
     body = await set_setting(env, "can_add_custom_emoji_group", empty)
     assert body["can_add_custom_emoji_group"] == empty
 

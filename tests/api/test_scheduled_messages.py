@@ -119,7 +119,11 @@ async def test_create_and_list(env: TestEnv) -> None:
 
 async def test_topic_and_content_are_normalized_as_for_sending(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
-    params = {"type": "stream", "to": denmark.id, "scheduled_delivery_timestamp": NOW + 60}
+    params: dict[str, Any] = {
+        "type": "stream",
+        "to": denmark.id,
+        "scheduled_delivery_timestamp": NOW + 60,
+    }
     sid = assert_success(await _schedule(env, **params, subject="x" * 70, content="a" * 10_050))[
         "scheduled_message_id"
     ]
@@ -164,7 +168,7 @@ async def test_read_by_sender(env: TestEnv) -> None:
 
 async def test_validation_errors(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
-    base = {"content": "hi", "topic": "t", "scheduled_delivery_timestamp": NOW + 60}
+    base: dict[str, Any] = {"content": "hi", "topic": "t", "scheduled_delivery_timestamp": NOW + 60}
     body = assert_error(
         await _schedule(env, **base, type="stream", to=9999),
         "Stream with ID '9999' does not exist",
@@ -217,7 +221,7 @@ async def test_validation_errors(env: TestEnv) -> None:
 
 async def test_sending_permissions_are_checked_when_scheduling(env: TestEnv) -> None:
     secret = await env.subscribe("othello", "secret", invite_only=True)
-    base = {
+    base: dict[str, Any] = {
         "type": "stream",
         "content": "hi",
         "topic": "t",
@@ -242,7 +246,11 @@ async def test_sending_permissions_are_checked_when_scheduling(env: TestEnv) -> 
         "Not authorized to send to stream 'public'",
     )
     await set_group_setting(env, "direct_message_permission_group", "role:nobody")
-    direct = {"type": "direct", "content": "hi", "scheduled_delivery_timestamp": NOW + 60}
+    direct: dict[str, Any] = {
+        "type": "direct",
+        "content": "hi",
+        "scheduled_delivery_timestamp": NOW + 60,
+    }
     assert_error(
         await _schedule(env, **direct, to=[env.users["othello"].id]),
         "Direct messages are disabled in this organization.",
@@ -367,7 +375,7 @@ async def test_edit_of_failed_message_needs_a_time_and_rearms_it(env: TestEnv) -
 
 async def test_delete(env: TestEnv) -> None:
     denmark = await env.subscribe("hamlet", "Denmark")
-    params = {"type": "stream", "to": denmark.id, "topic": "t", "content": "hi"}
+    params: dict[str, Any] = {"type": "stream", "to": denmark.id, "topic": "t", "content": "hi"}
     first = assert_success(await _schedule(env, **params, scheduled_delivery_timestamp=NOW + 60))
     second = assert_success(await _schedule(env, **params, scheduled_delivery_timestamp=NOW + 90))
     path = f"/scheduled_messages/{first['scheduled_message_id']}"

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from hubbub import rendering
 from hubbub.db.tables import message, stream, user_message
+from hubbub.markdown import render_markdown
 from hubbub.queries.messages import (
     GROUP_MENTIONED,
     HAS_ALERT_WORD,
@@ -174,7 +175,7 @@ async def test_a_send_renders_before_taking_sqlites_writer(
     )
     rendered = asyncio.Event()
     # Sends render through ``rendering`` (in a worker thread when long).
-    real_render = rendering.render_markdown
+    real_render = render_markdown
 
     def render(content: str, ctx: Any) -> Any:
         rendered.set()
@@ -443,7 +444,9 @@ async def test_automatic_unmute_in_muted_stream(env: TestEnv) -> None:
 
 async def _count_messages(env: TestEnv) -> int:
     async with env.services.db.read() as conn:
-        return int((await conn.execute(sa.select(sa.func.count()).select_from(message))).scalar())
+        return int(
+            (await conn.execute(sa.select(sa.func.count()).select_from(message))).scalar_one()
+        )
 
 
 async def test_wildcard_mention_permission(env: TestEnv) -> None:

@@ -80,6 +80,7 @@ async def test_dense_mode_is_no_longer_a_setting(env: TestEnv) -> None:
         stored = await conn.scalar(
             sa.select(user_setting.c.settings).where(user_setting.c.user_profile_id == hamlet.id)
         )
+    assert stored is not None
     assert orjson.loads(stored) == {"enter_sends": True}
 
 

@@ -38,7 +38,7 @@ async def _default_ids(env: TestEnv) -> list[int]:
         return await get_default_stream_ids(conn, env.realm.id)
 
 
-def _change(stream_id: int, prop: str, value: Any) -> dict[str, Any]:
+def _change(stream_id: object, prop: object, value: Any) -> dict[str, Any]:
     return {"stream_id": stream_id, "property": prop, "value": value}
 
 

@@ -268,7 +268,7 @@ async def test_archived_streams(env: TestEnv) -> None:
 async def test_archiving_events_follow_the_capability(env: TestEnv) -> None:
     lobby = await env.subscribe("hamlet", "Lobby")
     verona = await env.subscribe("hamlet", "Verona")
-    capable = {"client_capabilities": {"archived_channels": True}}
+    capable: dict[str, Any] = {"client_capabilities": {"archived_channels": True}}
     events = await verify_action(
         env,
         env.users["hamlet"],

@@ -124,7 +124,7 @@ async def test_principal_errors_change_nothing(env: TestEnv) -> None:
 
 async def test_stream_name_and_description_validation(env: TestEnv) -> None:
     hamlet = env.client("hamlet")
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"subscriptions": [{"name": "   "}]}, "Stream name can't be empty!"),
         ({"subscriptions": [{"name": "x" * 61}]}, "Stream name too long (limit: 60 characters)."),
         (

@@ -42,7 +42,8 @@ async def test_only_one_side(env: TestEnv) -> None:
 
 
 async def test_nothing_to_do(env: TestEnv) -> None:
-    for params in ({}, {"add": [], "delete": []}):
+    nothing: list[dict[str, list[str]]] = [{}, {"add": [], "delete": []}]
+    for params in nothing:
         assert_error(
             await env.client("hamlet").patch(PATH, params),
             'Nothing to do. Specify at least one of "add" or "delete".',

@@ -173,9 +173,11 @@ def test_incrementor_keeps_its_count_in_bot_storage(
             for _ in range(3):
                 dm()
                 expected = {"number": str(count + 1), "message_id": str(reply_id)}
-                seen = _wait_for(
-                    lambda expected=expected: True if _storage(bot_client) == expected else None
-                )
+
+                def stored(expected: dict[str, str] = expected) -> bool | None:
+                    return True if _storage(bot_client) == expected else None
+
+                seen = _wait_for(stored)
                 _must(seen, f"the count {count + 1}", log)
                 count += 1
                 assert _content(owner_client, reply_id) == str(count)

@@ -16,11 +16,11 @@ import zulip
 from tests.e2e.client import assert_ok, close, make_client
 from tests.e2e.conftest import (
     PG_ENV,
-    REDIS_ENV,
     HubbubServer,
     run_hubbub,
     serving_workers,
 )
+from tests.helpers import REDIS_ENV
 
 # The outbox is read twice a second; the command's own start-up comes before that.
 ARRIVAL_SECONDS = 10.0

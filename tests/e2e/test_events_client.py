@@ -14,12 +14,12 @@ import zulip
 
 from tests.e2e.conftest import (
     PG_ENV,
-    REDIS_ENV,
     HubbubServer,
     serving,
     serving_workers,
     shared_backend,
 )
+from tests.helpers import REDIS_ENV
 
 
 def client_for(server: HubbubServer, email: str, api_key: str) -> zulip.Client:

@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,6 @@ import zulip
 from tests.e2e.client import assert_ok, close, make_client
 from tests.e2e.conftest import (
     PG_ENV,
-    REDIS_ENV,
     HubbubServer,
     serving,
     serving_workers,
@@ -33,6 +33,7 @@ from tests.e2e.conftest import (
     start_serve,
     stop_serve,
 )
+from tests.helpers import REDIS_ENV
 
 pytestmark = pytest.mark.skipif(
     not (os.environ.get(REDIS_ENV) and os.environ.get(PG_ENV)),
@@ -185,7 +186,7 @@ def test_message_crosses_workers_and_survives_a_killed_worker(tmp_path: Path) ->
             ):
                 queue = assert_ok(sender.register(event_types=["message"]))
                 poll = _Poll(poller_client, queue["queue_id"], queue["last_event_id"])
-                _wait_for(lambda s=poller_server: _is_waiting(s, owner.email, owner.api_key))
+                _wait_for(partial(_is_waiting, poller_server, owner.email, owner.api_key))
                 sent = assert_ok(
                     sender.send_message(
                         {"type": "stream", "to": "scale", "topic": "t", "content": "across"}
@@ -200,7 +201,7 @@ def test_message_crosses_workers_and_survives_a_killed_worker(tmp_path: Path) ->
             held = _Poll(
                 _client(two, owner.email, owner.api_key), queue["queue_id"], queue["last_event_id"]
             )
-            _wait_for(lambda: _is_waiting(two, owner.email, owner.api_key))
+            _wait_for(partial(_is_waiting, two, owner.email, owner.api_key))
             senders = _Senders(two, owner.email, owner.api_key, 4)
             senders.wait_for(20)
             os.kill(two.pid, signal.SIGKILL)

@@ -7,13 +7,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from hubbub.actions.users import do_regenerate_api_key, do_revoke_api_keys
 from hubbub.bootstrap import create_user_in_realm
 from hubbub.cli import command_services
 from hubbub.models import Role, User
 from hubbub.workers.event_outbox import relay_event_outbox
 from tests.events.verify import register, verify_action
-from tests.helpers import TestEnv, assert_error, assert_success, without_id
+from tests.helpers import TestEnv, assert_error, assert_success, published_notices, without_id
 
 # Who watches each change: an administrator, the owner of the bots made below, another
 # member who owns one of their own, and a guest who owns none.
@@ -242,30 +244,19 @@ async def test_api_key_regenerated(env: TestEnv) -> None:
     assert await _watch(env, human, "iago", "hamlet") == {"iago": [], "hamlet": []}
 
 
-async def test_api_keys_revoked(env: TestEnv) -> None:
+async def test_api_keys_revoked(env: TestEnv, monkeypatch: pytest.MonkeyPatch) -> None:
     """``hubbub revoke-api-keys --all-users``: each bot's new key reaches its
     administrators (the humans' queues stop trusting them, so only iago watches: the
     revocation is checked on the bus)."""
     mine, theirs = await _make_bots(env)
-    sent: list[dict[str, Any]] = []
-    bus = env.services.bus
-    original = bus.publish
-
-    async def record(notices: Any) -> None:
-        notices = list(notices)
-        sent.extend(
-            {"event": n.event, "to": sorted(n.user_ids)}
-            for n in notices
-            if n.event["type"] == "realm_bot"
-        )
-        await original(notices)
-
-    bus.publish = record  # type: ignore[method-assign]
-    try:
-        async with env.services.write() as tx:
-            assert await do_revoke_api_keys(tx, env.realm.id, None) == len(env.users) + 2
-    finally:
-        bus.publish = original  # type: ignore[method-assign]
+    published = published_notices(env, monkeypatch)
+    async with env.services.write() as tx:
+        assert await do_revoke_api_keys(tx, env.realm.id, None) == len(env.users) + 2
+    sent = [
+        {"event": n.event, "to": sorted(n.user_ids)}
+        for n in published
+        if n.event["type"] == "realm_bot"
+    ]
     fresh = {bot.id: (await env.reload(bot)).api_key for bot in (mine, theirs)}
     admins = sorted([env.users["desdemona"].id, env.users["iago"].id])
     assert sent == [

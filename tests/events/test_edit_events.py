@@ -11,7 +11,7 @@ from tests.events.verify import register, verify_action
 from tests.helpers import TestEnv, assert_success
 from tests.messages_helpers import edit_message, send_direct_message, send_stream_message
 
-_BULK = {"client_capabilities": {"bulk_message_deletion": True}}
+_BULK: dict[str, Any] = {"client_capabilities": {"bulk_message_deletion": True}}
 
 
 def _edit(env: TestEnv, user: str, message_id: int, **params: Any) -> Callable[[], Awaitable[None]]:

@@ -150,7 +150,7 @@ async def test_state_and_events_agree(env: TestEnv, capabilities: dict[str, Any]
     verona = await env.subscribe("hamlet", "Verona")
     await env.subscribe("othello", "Verona")
     hamlet = env.users["hamlet"]
-    params = {
+    params: dict[str, Any] = {
         "event_types": ["message", "update_message_flags", "user_topic", "update_message"],
         "client_capabilities": capabilities,
     }

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from hubbub.actions.users import do_deactivate_user
 from tests.events.verify import call_api, register, verify_action
-from tests.helpers import TestEnv, assert_success, without_id
+from tests.helpers import TestEnv, assert_success, published_notices, without_id
 
 CAPABLE: dict[str, Any] = {"client_capabilities": {"linkifier_url_template": True}}
 ISSUE = {"pattern": "#(?P<id>[0-9]+)", "url_template": "https://github.com/zulip/zulip/issues/{id}"}
@@ -103,25 +105,13 @@ async def test_queues_without_capability_get_no_event(env: TestEnv) -> None:
     )
 
 
-async def test_sent_to_active_users_only(env: TestEnv) -> None:
+async def test_sent_to_active_users_only(env: TestEnv, monkeypatch: pytest.MonkeyPatch) -> None:
     # A deactivated user cannot poll a queue; check the recipients on the bus instead.
     async with env.services.write() as tx:
         await do_deactivate_user(tx, env.users["othello"])
-    sent: list[tuple[int, tuple[int, ...]]] = []
-    bus = env.services.bus
-    original = bus.publish
-
-    async def spy(notices: Any) -> None:
-        for notice in notices:
-            sent.append((notice.realm_id, notice.user_ids))
-        await original(notices)
-
-    bus.publish = spy  # type: ignore[method-assign]
-    try:
-        state = await register(env, env.users["hamlet"], **CAPABLE)
-        assert state["realm_linkifiers"] == []
-        await _add(env, 1)
-    finally:
-        bus.publish = original  # type: ignore[method-assign]
+    sent = published_notices(env, monkeypatch)
+    state = await register(env, env.users["hamlet"], **CAPABLE)
+    assert state["realm_linkifiers"] == []
+    await _add(env, 1)
     active = sorted(u.id for name, u in env.users.items() if name != "othello")
-    assert sent == [(env.realm.id, tuple(active))]
+    assert [(n.realm_id, n.user_ids) for n in sent] == [(env.realm.id, tuple(active))]

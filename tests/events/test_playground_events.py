@@ -3,11 +3,11 @@ user; applying them to an old ``/register`` state gives a fresh one."""
 
 from __future__ import annotations
 
-from typing import Any
+import pytest
 
 from hubbub.actions.users import do_deactivate_user
 from tests.events.verify import call_api, register, verify_action
-from tests.helpers import TestEnv, without_id
+from tests.helpers import TestEnv, published_notices, without_id
 
 PYTHON = {
     "name": "Python playground",
@@ -66,25 +66,13 @@ async def test_queue_without_the_event_type_gets_nothing(env: TestEnv) -> None:
     )
 
 
-async def test_sent_to_active_users_only(env: TestEnv) -> None:
+async def test_sent_to_active_users_only(env: TestEnv, monkeypatch: pytest.MonkeyPatch) -> None:
     # A deactivated user cannot poll a queue; check the recipients on the bus instead.
     async with env.services.write() as tx:
         await do_deactivate_user(tx, env.users["othello"])
-    sent: list[tuple[int, tuple[int, ...]]] = []
-    bus = env.services.bus
-    original = bus.publish
-
-    async def spy(notices: Any) -> None:
-        for notice in notices:
-            sent.append((notice.realm_id, notice.user_ids))
-        await original(notices)
-
-    bus.publish = spy  # type: ignore[method-assign]
-    try:
-        state = await register(env, env.users["hamlet"])
-        assert state["realm_playgrounds"] == []
-        await call_api(env, "iago", "POST", "/realm/playgrounds", PYTHON)()
-    finally:
-        bus.publish = original  # type: ignore[method-assign]
+    sent = published_notices(env, monkeypatch)
+    state = await register(env, env.users["hamlet"])
+    assert state["realm_playgrounds"] == []
+    await call_api(env, "iago", "POST", "/realm/playgrounds", PYTHON)()
     active = sorted(u.id for name, u in env.users.items() if name != "othello")
-    assert sent == [(env.realm.id, tuple(active))]
+    assert [(n.realm_id, n.user_ids) for n in sent] == [(env.realm.id, tuple(active))]

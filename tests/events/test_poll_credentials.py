@@ -26,7 +26,7 @@ UNAUTHORIZED: dict[str, Any] = {"status": 401, "code": "UNAUTHORIZED"}
 class ReadCounter:
     """Counts the database reads the server opens (authentication is one)."""
 
-    def __init__(self, env: TestEnv) -> None:
+    def __init__(self, env: TestEnv, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
         db = env.services.db
         original: Callable[[], AbstractAsyncContextManager[Any]] = db.read
@@ -35,7 +35,7 @@ class ReadCounter:
             self.count += 1
             return original()
 
-        db.read = counting  # type: ignore[method-assign]
+        monkeypatch.setattr(db, "read", counting)
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -58,11 +58,11 @@ async def poll(env: TestEnv, user: str | User, queue_id: str, **kwargs: Any) -> 
 
 
 async def test_rearmed_polls_skip_the_database_until_trust_lapses(
-    timed_env: tuple[TestEnv, FakeClock],
+    timed_env: tuple[TestEnv, FakeClock], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env, clock = timed_env
     queue_id = (await register(env, env.users["hamlet"]))["queue_id"]
-    reads = ReadCounter(env)
+    reads = ReadCounter(env, monkeypatch)
     for _ in range(3):
         assert assert_success(await poll(env, "hamlet", queue_id))["events"] == []
     assert reads.count == 0
@@ -75,11 +75,11 @@ async def test_rearmed_polls_skip_the_database_until_trust_lapses(
 
 
 async def test_a_queue_vouches_only_for_its_owner_on_its_subdomain(
-    timed_env: tuple[TestEnv, FakeClock],
+    timed_env: tuple[TestEnv, FakeClock], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env, _ = timed_env
     queue_id = (await register(env, env.users["hamlet"]))["queue_id"]
-    reads = ReadCounter(env)
+    reads = ReadCounter(env, monkeypatch)
     # Another user's valid credentials: asked of the database, and the queue is not theirs.
     assert_error(
         await poll(env, "othello", queue_id),
@@ -188,7 +188,7 @@ async def test_a_poll_its_queue_does_not_vouch_for_changes_nothing(
 
 
 async def test_who_asks_is_answered_before_what_was_asked(
-    timed_env: tuple[TestEnv, FakeClock],
+    timed_env: tuple[TestEnv, FakeClock], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A request whose queue would vouch for it, provisionally, but that fails before its
     poll (a bad parameter) or names a queue gone meanwhile, answers as it would after
@@ -199,7 +199,7 @@ async def test_who_asks_is_answered_before_what_was_asked(
     queue_id = (await register(env, hamlet))["queue_id"]
     bad = {"queue_id": queue_id, "last_event_id": "soon", "dont_block": True}
     assert_error(await env.client(wrong_key).get("/events", bad), "Invalid API key", **UNAUTHORIZED)
-    reads = ReadCounter(env)
+    reads = ReadCounter(env, monkeypatch)
     expected = "last_event_id is not valid JSON"
     assert_error(await env.client("hamlet").get("/events", bad), expected)
     assert reads.count == 0  # the queue vouched, when asked

@@ -161,7 +161,9 @@ async def test_long_poll_wakes_on_event(quiet_env: TestEnv) -> None:
     assert [e["type"] for e in body["events"]] == ["realm_user"]
 
 
-async def test_woken_polls_are_answered_from_one_read(quiet_env: TestEnv) -> None:
+async def test_woken_polls_are_answered_from_one_read(
+    quiet_env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Redis: the process holding the polls a message wakes reads all their queues in one
     call and answers them with it (each poll used to read its own queue)."""
     env = quiet_env
@@ -189,7 +191,7 @@ async def test_woken_polls_are_answered_from_one_read(quiet_env: TestEnv) -> Non
             reads += 1
             return pipeline(*args, **kwargs)
 
-        redis.pipeline = counting
+        monkeypatch.setattr(redis, "pipeline", counting)
     sent = await send_stream_message(env, "hamlet", "Denmark", "to everyone polling")
     bodies = [assert_success(await asyncio.wait_for(poll, 5)) for poll in polls]
     for body in bodies:
@@ -200,7 +202,9 @@ async def test_woken_polls_are_answered_from_one_read(quiet_env: TestEnv) -> Non
         assert reads <= 2
 
 
-async def test_a_poll_waits_after_one_round_trip(quiet_env: TestEnv) -> None:
+async def test_a_poll_waits_after_one_round_trip(
+    quiet_env: TestEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Redis: a poll checks the credentials its queue vouches for, acknowledges, keeps its
     queue alive, announces itself and reads its queue in one script call, and its own
     announcement does not wake it (it made five round trips before waiting); the event it
@@ -220,8 +224,8 @@ async def test_a_poll_waits_after_one_round_trip(quiet_env: TestEnv) -> None:
             calls.append("pipeline")
             return pipeline(*args, **kwargs)
 
-        redis.execute_command = counting_command  # type: ignore[method-assign]
-        redis.pipeline = counting_pipeline  # type: ignore[method-assign]
+        monkeypatch.setattr(redis, "execute_command", counting_command)
+        monkeypatch.setattr(redis, "pipeline", counting_pipeline)
     poll = asyncio.create_task(
         env.client("hamlet").get("/events", {"queue_id": state["queue_id"], "last_event_id": -1})
     )

@@ -40,11 +40,13 @@ PREVIEWS = {
 }
 
 
-def context(previews: Mapping[str, UploadPreview] | None, **options: bool) -> RenderContext:
+def context(
+    previews: Mapping[str, UploadPreview] | None, *, inline_image_preview: bool = True
+) -> RenderContext:
     """A context with the previews its caller loaded (``RenderContext.upload_previews``)."""
-    ctx = RenderContext(realm_url=REALM_URL, **options)
-    ctx.upload_previews = previews  # type: ignore[attr-defined]
-    return ctx
+    return RenderContext(
+        realm_url=REALM_URL, inline_image_preview=inline_image_preview, upload_previews=previews
+    )
 
 
 def render(content: str, previews: Mapping[str, UploadPreview] | None = PREVIEWS) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 import hubbub.login_limits
 from hubbub.clock import FakeClock
+from hubbub.credentials import check_password
 from hubbub.login_limits import HASH_SLOTS, MAX_WAITING
 from hubbub.settings import Settings
 from tests.helpers import TestEnv, assert_error, assert_success, running_env, with_test_redis
@@ -56,7 +57,7 @@ class HashProbe:
 
 @pytest.fixture
 def probe(monkeypatch: pytest.MonkeyPatch) -> HashProbe:
-    found = HashProbe(hubbub.login_limits.check_password)
+    found = HashProbe(check_password)
     monkeypatch.setattr(hubbub.login_limits, "check_password", found)
     return found
 
