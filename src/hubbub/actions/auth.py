@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.actions.users import is_valid_email
+from hubbub.db.engine import Database
 from hubbub.errors import (
     AuthenticationFailedError,
     InvalidSubdomainError,
@@ -17,7 +18,6 @@ from hubbub.errors import (
 from hubbub.login_limits import LoginGuard
 from hubbub.models import Realm, User
 from hubbub.queries.users import get_user_by_delivery_email, realm_ids_with_delivery_email
-from hubbub.services import Services
 
 
 async def _account_elsewhere(conn: AsyncConnection, username: str) -> User | None:
@@ -28,7 +28,7 @@ async def _account_elsewhere(conn: AsyncConnection, username: str) -> User | Non
 
 
 async def check_password_login(
-    services: Services, realm: Realm, username: str, password: str, address: str
+    db: Database, guard: LoginGuard, realm: Realm, username: str, password: str, address: str
 ) -> User:
     """The user these credentials belong to, or the error Zulip gives.
 
@@ -46,11 +46,10 @@ async def check_password_login(
         raise RealmDeactivatedError()
     if not realm.password_auth_enabled:
         raise PasswordAuthDisabledError()
-    guard = services.login_guard
     account_key = LoginGuard.account_key(realm.id, username)
     await guard.count_attempt(address, account_key)
     # The connection goes back to the pool before the (slow) hash check.
-    async with services.db.read() as conn:
+    async with db.read() as conn:
         user = await get_user_by_delivery_email(conn, realm.id, username)
         elsewhere = await _account_elsewhere(conn, username) if user is None else None
     account = user or elsewhere
@@ -65,11 +64,11 @@ async def check_password_login(
     return user
 
 
-async def check_own_password(services: Services, user: User, password: str, address: str) -> bool:
+async def check_own_password(guard: LoginGuard, user: User, password: str, address: str) -> bool:
     """Whether ``password`` is ``user``'s, checked under the same limits as a login."""
     account_key = LoginGuard.account_key(user.realm_id, user.delivery_email)
-    await services.login_guard.count_attempt(address, account_key)
-    matched = await services.login_guard.password_matches(password, user.password_hash)
+    await guard.count_attempt(address, account_key)
+    matched = await guard.password_matches(password, user.password_hash)
     if matched:
-        await services.login_guard.succeeded(account_key)
+        await guard.succeeded(account_key)
     return matched

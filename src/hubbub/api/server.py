@@ -59,8 +59,9 @@ async def fetch_api_key(req: ApiRequest, *, username: str, password: str) -> Pay
     """Fetch an API key (production)"""
     if req.realm is None:
         raise InvalidSubdomainError()
+    services = req.services
     user = await check_password_login(
-        req.services, req.realm, username, password, client_address(req.http)
+        services.db, services.login_guard, req.realm, username, password, client_address(req.http)
     )
     # The real address, which is what the client logs in with (Zulip does the same).
     return {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id}

@@ -104,7 +104,7 @@ async def _change_password(tx: Tx, req: ApiRequest, old: str | None, new: str) -
     if (
         old is None
         or not req.my_realm.password_auth_enabled
-        or not await check_own_password(req.services, me, old, client_address(req.http))
+        or not await check_own_password(req.services.login_guard, me, old, client_address(req.http))
     ):
         raise JsonableError("Wrong password!")
     try:
