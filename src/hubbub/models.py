@@ -42,6 +42,18 @@ class BotType(IntEnum):
     EMBEDDED = 4
 
 
+class Policy(IntEnum):
+    """Who may do something, in Zulip's numbering."""
+
+    MEMBERS_ONLY = 1
+    ADMINS_ONLY = 2
+    FULL_MEMBERS_ONLY = 3
+    MODERATORS_ONLY = 4
+    EVERYONE = 5
+    NOBODY = 6
+    OWNERS_ONLY = 7
+
+
 class EmailVisibility(IntEnum):
     """Who may see a user's real (delivery) email; Zulip's values (feature level 163)."""
 

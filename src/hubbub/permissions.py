@@ -8,8 +8,6 @@ a channel's own group settings are checked in ``queries/stream_permissions.py``.
 
 from __future__ import annotations
 
-from enum import IntEnum
-
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -22,18 +20,6 @@ from hubbub.queries.realms import get_realm_by_id
 from hubbub.queries.stream_permissions import user_in_stream_setting
 from hubbub.queries.users import get_user_by_id
 from hubbub.realm_group_settings import REALM_PERMISSION_GROUP_SETTINGS
-
-
-class Policy(IntEnum):
-    """Who may do something, in Zulip's numbering."""
-
-    MEMBERS_ONLY = 1
-    ADMINS_ONLY = 2
-    FULL_MEMBERS_ONLY = 3
-    MODERATORS_ONLY = 4
-    EVERYONE = 5
-    NOBODY = 6
-    OWNERS_ONLY = 7
 
 
 async def user_has_permission(

@@ -33,8 +33,8 @@ from hubbub.errors import (
     OrganizationAdminRequiredError,
     OrganizationOwnerRequiredError,
 )
-from hubbub.models import Realm, Stream, Subscription, User
-from hubbub.permissions import Policy, user_has_permission
+from hubbub.models import Policy, Realm, Stream, Subscription, User
+from hubbub.permissions import user_has_permission
 from hubbub.queries.group_settings import get_system_group_ids
 from hubbub.queries.stream_permissions import (
     STREAM_SETTING_NAMES,

@@ -27,8 +27,7 @@ from hubbub.db.tables import (
     user_profile,
 )
 from hubbub.errors import JsonableError, StreamDoesNotExistError
-from hubbub.models import Stream, Subscription, User
-from hubbub.permissions import Policy
+from hubbub.models import Policy, Stream, Subscription, User
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
 from hubbub.queries.stream_permissions import (
     METADATA_ACCESS_SETTINGS,
