@@ -88,6 +88,9 @@ class ApiRequest:
     # Set instead of ``user`` when the event queue named in the request vouches for the
     # caller (``queue_auth`` endpoints): who it is, without a database read.
     vouch: QueueVouch | None = None
+    # The read transaction that found the caller, still open while a ``reads`` endpoint
+    # runs (``read_conn``).
+    conn: AsyncConnection | None = None
 
     @property
     def caller_id(self) -> int | None:
@@ -101,6 +104,12 @@ class ApiRequest:
         return credential_digest(
             self.my_realm.string_id, header(self.http.scope, b"authorization") or ""
         )
+
+    @property
+    def read_conn(self) -> AsyncConnection:
+        """The request's read transaction (only on endpoints declared with ``reads``)."""
+        assert self.conn is not None
+        return self.conn
 
     @property
     def me(self) -> User:
@@ -124,6 +133,7 @@ class Endpoint:
     known_names: frozenset[str] = field(default_factory=frozenset)
     queue_auth: bool = False
     authenticator: Authenticator | None = None
+    reads: bool = False
 
     @property
     def summary(self) -> str:
@@ -140,18 +150,25 @@ def endpoint(
     auth: bool = True,
     queue_auth: bool = False,
     authenticator: Authenticator | None = None,
+    reads: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Register ``func`` as the handler of ``method path`` (path relative to /api/v1).
 
     ``queue_auth``: the event queue named by ``queue_id`` may vouch for the caller (see
     ``_authenticate_by_queue``); the handler then sees ``vouch``, not ``user``.
+    ``reads``: the handler only reads, and does so in the read transaction that found the
+    caller (``ApiRequest.read_conn``): one snapshot, one BEGIN and COMMIT per request.
     """
+    if reads and queue_auth:
+        raise ValueError("a queue-authenticated endpoint holds no read transaction")
 
     def register(func: Handler) -> Handler:
         specs = build_specs(func)
         known = frozenset(name for spec in specs for name in spec.names)
         ENDPOINTS.append(
-            Endpoint(method.upper(), path, func, auth, specs, known, queue_auth, authenticator)
+            Endpoint(
+                method.upper(), path, func, auth, specs, known, queue_auth, authenticator, reads
+            )
         )
         return func
 
@@ -302,6 +319,77 @@ async def _check_rate_limit(req: ApiRequest) -> dict[str, str]:
     return headers
 
 
+async def _identify(
+    conn: AsyncConnection, request: Request, ep: Endpoint, args: dict[str, str], subdomain: str
+) -> tuple[ApiRequest, ApiError | None]:
+    """The request with its realm and caller as ``conn`` finds them, and the error that
+    failed its authentication, if one did (answered after ``_admit`` counts it)."""
+    services: Services = request.app.state.services
+    user: User | None = None
+    realm: Realm | None = None
+    auth_error: ApiError | None = None
+    if ep.auth:
+        # The caller's realm comes with them: it is the subdomain's, or they fail.
+        try:
+            if ep.authenticator is not None:
+                user, realm = await ep.authenticator(conn, request, subdomain, args)
+            else:
+                user, realm = await _authenticate(conn, request, subdomain)
+        except ApiError as error:
+            auth_error = error
+    else:
+        realm = await get_realm_by_subdomain(conn, subdomain)
+    return ApiRequest(services, request, realm, client_name(request, args), user), auth_error
+
+
+async def _admit(
+    req: ApiRequest,
+    ep: Endpoint,
+    args: dict[str, str],
+    auth_error: ApiError | None,
+    headers: dict[str, str],
+) -> dict[str, Any]:
+    """The handler's arguments, once the caller is authenticated and within its rate
+    limit, whose headers go into ``headers`` (for the answer, whatever it is)."""
+    if auth_error is not None:
+        # Failed attempts count against the caller's address, so keys cannot be
+        # guessed at full speed.
+        await _check_rate_limit(req)
+        raise auth_error
+    try:
+        headers.update(await _check_rate_limit(req))
+        return parse_arguments(ep.specs, args, req.http.path_params)
+    except ApiError:
+        await confirm_caller(req)
+        raise
+
+
+def _argument_error(exc: sa_exc.DBAPIError, kwargs: dict[str, Any]) -> ApiError | None:
+    """The error to answer for a number too large for a 32-bit id column on PostgreSQL
+    (SQLite's are 64-bit and checked by the parameter parser): the transaction was rolled
+    back, so the request changed nothing; it says which argument was wrong. None for any
+    other database error."""
+    if not is_value_out_of_range(exc):
+        return None
+    name = find_int32_overflow(kwargs)
+    return JsonableError(f"Invalid {name}" if name else "Invalid request")
+
+
+def _success(
+    services: Services,
+    ep: Endpoint,
+    args: dict[str, str],
+    payload: Payload,
+    headers: dict[str, str],
+) -> Response:
+    ignored = [
+        name for name in args if name not in ep.known_names and name not in UNIVERSAL_PARAMETERS
+    ]
+    if services.outages.down:
+        services.outages.succeeded()
+    return json_success(payload, ignored=ignored, headers=headers)
+
+
 async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None = None) -> Response:
     """Answer ``request`` with ``ep``; ``args``: its arguments, when already read."""
     services: Services = request.app.state.services
@@ -309,44 +397,35 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
     try:
         if args is None:
             args = await read_arguments(request)
-        auth_error: ApiError | None = None
-        # One read finds the realm and the caller: every request pays for it, and the
-        # connection goes back to the pool before the endpoint (or a long-poll) runs.
         subdomain = request_subdomain(services, request)
+        if ep.reads:
+            # The endpoint reads in the transaction that found the caller.
+            async with services.db.read() as conn:
+                req, failed = await _identify(conn, request, ep, args, subdomain)
+                kwargs = await _admit(req, ep, args, failed, headers)
+                req.conn = conn
+                try:
+                    payload = await ep.func(req, **kwargs)
+                except sa_exc.DBAPIError as exc:
+                    wrong = _argument_error(exc, kwargs)
+                    if wrong is None:
+                        raise
+                    raise wrong from None
+            return _success(services, ep, args, payload, headers)
         vouched = (
             await _authenticate_by_queue(services, request, args, subdomain)
             if ep.queue_auth
             else None
         )
+        auth_error: ApiError | None = None
         if vouched is not None:
             req = ApiRequest(services, request, None, client_name(request, args), vouch=vouched)
         else:
+            # One read finds the realm and the caller: every request pays for it, and the
+            # connection goes back to the pool before the endpoint (or a long-poll) runs.
             async with services.db.read() as conn:
-                user: User | None = None
-                realm: Realm | None = None
-                if ep.auth:
-                    # The caller's realm comes with them: it is the subdomain's, or they fail.
-                    try:
-                        if ep.authenticator is not None:
-                            user, realm = await ep.authenticator(conn, request, subdomain, args)
-                        else:
-                            user, realm = await _authenticate(conn, request, subdomain)
-                    except ApiError as error:
-                        auth_error = error
-                else:
-                    realm = await get_realm_by_subdomain(conn, subdomain)
-                req = ApiRequest(services, request, realm, client_name(request, args), user)
-        if auth_error is not None:
-            # Failed attempts count against the caller's address, so keys cannot be
-            # guessed at full speed.
-            await _check_rate_limit(req)
-            raise auth_error
-        try:
-            headers = await _check_rate_limit(req)
-            kwargs = parse_arguments(ep.specs, args, request.path_params)
-        except ApiError:
-            await confirm_caller(req)
-            raise
+                req, auth_error = await _identify(conn, request, ep, args, subdomain)
+        kwargs = await _admit(req, ep, args, auth_error, headers)
         try:
             try:
                 payload = await ep.func(req, **kwargs)
@@ -361,19 +440,11 @@ async def dispatch(request: Request, ep: Endpoint, args: dict[str, str] | None =
                     raise
                 payload = await ep.func(req, **kwargs)
         except sa_exc.DBAPIError as exc:
-            # A number too large for a 32-bit id column on PostgreSQL (SQLite's are 64-bit
-            # and checked by the parameter parser): the transaction was rolled back, so the
-            # request changed nothing; say which argument was wrong.
-            if not is_value_out_of_range(exc):
+            wrong = _argument_error(exc, kwargs)
+            if wrong is None:
                 raise
-            name = find_int32_overflow(kwargs)
-            raise JsonableError(f"Invalid {name}" if name else "Invalid request") from None
-        ignored = [
-            name for name in args if name not in ep.known_names and name not in UNIVERSAL_PARAMETERS
-        ]
-        if services.outages.down:
-            services.outages.succeeded()
-        return json_success(payload, ignored=ignored, headers=headers)
+            raise wrong from None
+        return _success(services, ep, args, payload, headers)
     except ApiError as error:
         return json_error(error, headers)
     except Exception as exc:
