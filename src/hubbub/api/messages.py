@@ -13,8 +13,7 @@ from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param, PathInt
 from hubbub.api.urls import realm_url
 from hubbub.errors import JsonableError
-from hubbub.queries.message_dicts import get_message_dicts
-from hubbub.queries.messages import access_message, get_raw_content
+from hubbub.queries.messages import get_readable_message
 from hubbub.queries.render_context import load_render_context
 from hubbub.rendering import render_markdown_off_loop
 from hubbub.topic_names import message_for_client
@@ -84,7 +83,7 @@ async def send_message(
     return payload
 
 
-@endpoint("GET", "/messages/{message_id:int}")
+@endpoint("GET", "/messages/{message_id:int}", reads=True)
 async def get_message(
     req: ApiRequest,
     *,
@@ -93,23 +92,19 @@ async def get_message(
     allow_empty_topic_name: bool = False,
 ) -> Payload:
     """Fetch a single message"""
-    async with req.services.db.read() as conn:
-        found = await access_message(conn, req.me, message_id)
-        items = await get_message_dicts(
-            conn,
-            req.me,
-            [found.id],
-            apply_markdown=apply_markdown,
-            client_gravatar=False,
-            realm_str=req.my_realm.string_id,
-            people=req.services.people,
-        )
-        raw = await get_raw_content(conn, found.id)
+    found = await get_readable_message(
+        req.read_conn,
+        req.me,
+        message_id,
+        apply_markdown=apply_markdown,
+        realm_str=req.my_realm.string_id,
+        people=req.services.people,
+    )
     # The empty topic, for clients that allow it (feature level 334).
-    shown = message_for_client(items[found.id], allow_empty_topic_name=allow_empty_topic_name)
-    item = {**shown, "flags": found.flag_names}
+    shown = message_for_client(found.item, allow_empty_topic_name=allow_empty_topic_name)
+    item = {**shown, "flags": found.access.flag_names}
     # The top-level raw_content is deprecated since feature level 120 but still sent.
-    return {"raw_content": raw, "message": item}
+    return {"raw_content": found.raw_content, "message": item}
 
 
 @endpoint("POST", "/messages/render")

@@ -289,10 +289,35 @@ async def get_message_dicts(
     if not message_ids:
         return {}
     params = {"ids": ids_argument(conn, message_ids), "realm_id": viewer.realm_id}
-    rows: list[Any] = [MessageRow(*row) for row in await fetch_rows(conn, _MESSAGES(conn), params)]
+    rows = [MessageRow(*row) for row in await fetch_rows(conn, _MESSAGES(conn), params)]
+    return await message_dicts_of_rows(
+        conn,
+        viewer,
+        rows,
+        apply_markdown=apply_markdown,
+        client_gravatar=client_gravatar,
+        people=people,
+        realm_str=realm_str,
+    )
+
+
+async def message_dicts_of_rows(
+    conn: AsyncConnection,
+    viewer: User,
+    rows: list[Any],
+    *,
+    apply_markdown: bool,
+    client_gravatar: bool,
+    people: KeptPeople,
+    realm_str: str | None = None,
+    recipients: Mapping[int, DisplayRecipient] | None = None,
+) -> dict[int, dict[str, Any]]:
+    """:func:`get_message_dicts` of message rows the caller has read (``MessageRow``s of
+    the viewer's realm), with their ``recipients`` when it has read those too."""
     if not rows:
         return {}
-    recipients = await get_display_recipients(conn, {r.recipient_id for r in rows})
+    if recipients is None:
+        recipients = await get_display_recipients(conn, {r.recipient_id for r in rows})
     user_ids = {r.sender_id for r in rows}
     for _type, _type_id, members in recipients.values():
         if isinstance(members, list):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,10 +12,17 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from hubbub.db.dialects import over_user_message
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import message, recipient, stream, subscription, user_message
 from hubbub.errors import JsonableError
 from hubbub.models import Stream, User
-from hubbub.queries.message_dicts import RECIPIENT_STREAM
+from hubbub.queries.message_dicts import (
+    RECIPIENT_STREAM,
+    DisplayRecipient,
+    MessageRow,
+    message_dicts_of_rows,
+)
+from hubbub.queries.people import KeptPeople
 from hubbub.queries.stream_permissions import has_content_access_via_groups
 
 # Zulip's user_message flag bits, in bit order (the order flag names are listed in).
@@ -72,34 +80,140 @@ class MessageAccess:
         return flag_names(self.flags)
 
 
+def _with_access(*columns: Any) -> sa.Select[Any]:
+    """``columns`` of the message ``message_id`` in the realm ``realm_id``, followed by
+    what deciding whether the user ``user_id`` may read it takes (``ACCESS_COLUMNS``):
+    its recipient, the user's flags, and for a stream message the stream's history
+    settings and whether the user is subscribed."""
+    flags = (
+        sa.select(user_message.c.flags)
+        .where(
+            user_message.c.user_profile_id == sa.bindparam("user_id"),
+            user_message.c.message_id == message.c.id,
+        )
+        .scalar_subquery()
+    )
+    subscribed = sa.exists().where(
+        subscription.c.user_profile_id == sa.bindparam("user_id"),
+        subscription.c.stream_id == stream.c.id,
+        subscription.c.active,
+    )
+    return (
+        sa.select(
+            *columns,
+            recipient.c.type.label("recipient_type"),
+            recipient.c.type_id.label("recipient_type_id"),
+            flags.label("viewer_flags"),
+            stream.c.name.label("stream_name"),
+            stream.c.is_web_public,
+            stream.c.invite_only,
+            stream.c.history_public_to_subscribers,
+            subscribed.label("subscribed"),
+        )
+        .select_from(message)
+        .join(recipient, recipient.c.id == message.c.recipient_id)
+        .outerjoin(
+            stream,
+            sa.and_(recipient.c.type == RECIPIENT_STREAM, stream.c.id == recipient.c.type_id),
+        )
+        .where(
+            message.c.id == sa.bindparam("message_id"),
+            message.c.realm_id == sa.bindparam("realm_id"),
+        )
+    )
+
+
+# Built once: every reaction, edit, typing notice and fetch of a message asks.
+_ACCESS = _with_access(message.c.id)
+ACCESS_COLUMNS = len(_ACCESS.selected_columns) - 1
+# The whole message row with it, for GET /messages/{message_id}.
+MESSAGE_WITH_ACCESS = _with_access(*message.c)
+
+
 async def access_message(conn: AsyncConnection, user: User, message_id: int) -> MessageAccess:
     """The message if ``user`` may read it; "Invalid message(s)" otherwise (the same for a
     message that does not exist, so ids do not leak).
 
     Readable: the user has a row for it, or it is in a stream whose history the user can
     see (``can_access_stream_history``)."""
-    row = (
-        await conn.execute(
-            sa.select(message.c.id, message.c.realm_id, recipient.c.type, recipient.c.type_id)
-            .join(recipient, recipient.c.id == message.c.recipient_id)
-            .where(message.c.id == message_id)
-        )
-    ).first()
-    if row is None or row.realm_id != user.realm_id:
+    rows = await fetch_rows(conn, _ACCESS, access_parameters(user, message_id))
+    if not rows:
         raise JsonableError("Invalid message(s)")
-    flags = (
-        await conn.execute(
-            sa.select(user_message.c.flags).where(
-                user_message.c.user_profile_id == user.id,
-                user_message.c.message_id == message_id,
-            )
-        )
-    ).scalar()
+    return await check_message_access(conn, user, message_id, rows[0][1:])
+
+
+def access_parameters(user: User, message_id: int) -> dict[str, int]:
+    """The parameters of ``MESSAGE_WITH_ACCESS``."""
+    return {"message_id": message_id, "realm_id": user.realm_id, "user_id": user.id}
+
+
+async def check_message_access(
+    conn: AsyncConnection, user: User, message_id: int, columns: Sequence[Any]
+) -> MessageAccess:
+    """The message's access for ``user`` from the ``ACCESS_COLUMNS`` of its row, or
+    "Invalid message(s)"."""
+    (
+        recipient_type,
+        stream_id,
+        flags,
+        stream_name,
+        web_public,
+        invite_only,
+        history_public,
+        subscribed,
+    ) = columns
     if flags is not None:
-        return MessageAccess(row.id, int(flags))
-    if row.type == RECIPIENT_STREAM and await _can_read_stream_history(conn, user, row.type_id):
-        return MessageAccess(row.id, None)
+        return MessageAccess(message_id, int(flags))
+    if recipient_type == RECIPIENT_STREAM and stream_name is not None:
+        if web_public or (not invite_only and not user.is_guest):
+            return MessageAccess(message_id, None)
+        if history_public and (subscribed or await _can_read_stream_history(conn, user, stream_id)):
+            return MessageAccess(message_id, None)
     raise JsonableError("Invalid message(s)")
+
+
+@dataclass(frozen=True)
+class ReadableMessage:
+    """A message the viewer may read, as ``GET /messages/{message_id}`` shows it."""
+
+    access: MessageAccess
+    # Its message object, without ``flags``.
+    item: dict[str, Any]
+    raw_content: str
+
+
+async def get_readable_message(
+    conn: AsyncConnection,
+    viewer: User,
+    message_id: int,
+    *,
+    apply_markdown: bool,
+    realm_str: str,
+    people: KeptPeople,
+) -> ReadableMessage:
+    """The message if ``viewer`` may read it (as ``access_message``), its row and the
+    check read in one statement; a stream message's recipient comes with it too."""
+    rows = await fetch_rows(conn, MESSAGE_WITH_ACCESS, access_parameters(viewer, message_id))
+    if not rows:
+        raise JsonableError("Invalid message(s)")
+    count = len(message.c)
+    access = await check_message_access(conn, viewer, message_id, rows[0][count:])
+    found: Any = MessageRow(*rows[0][:count])
+    recipient_type, type_id, _flags, stream_name = rows[0][count : count + 4]
+    known: dict[int, DisplayRecipient] | None = None
+    if recipient_type == RECIPIENT_STREAM and stream_name is not None:
+        known = {found.recipient_id: (recipient_type, type_id, stream_name)}
+    items = await message_dicts_of_rows(
+        conn,
+        viewer,
+        [found],
+        apply_markdown=apply_markdown,
+        client_gravatar=False,
+        people=people,
+        realm_str=realm_str,
+        recipients=known,
+    )
+    return ReadableMessage(access, items[found.id], found.content)
 
 
 async def _can_read_stream_history(conn: AsyncConnection, user: User, stream_id: int) -> bool:
@@ -130,14 +244,6 @@ async def can_access_stream_history(conn: AsyncConnection, user: User, target: S
     if subscribed is not None:
         return True
     return await has_content_access_via_groups(conn, user, target)
-
-
-async def get_raw_content(conn: AsyncConnection, message_id: int) -> str:
-    return str(
-        (
-            await conn.execute(sa.select(message.c.content).where(message.c.id == message_id))
-        ).scalar_one()
-    )
 
 
 def with_flags(item: dict[str, Any], names: list[str]) -> dict[str, Any]:
