@@ -72,18 +72,18 @@ async def get_members(
     return {"members": members}
 
 
-@endpoint("GET", "/users/me")
+@endpoint("GET", "/users/me", reads=True)
 async def get_own_user(req: ApiRequest) -> Payload:
     """Get own user"""
     from hubbub.queries.messages import max_message_id_for_user
 
-    async with req.services.db.read() as conn:
-        me = await access_user_by_id(conn, req.my_realm.id, req.me.id)
-        result = await _user_payload(
-            conn, req, me, client_gravatar=False, include_custom_profile_fields=True
-        )
-        # Deprecated, kept for old clients: the newest message id the user received (or -1).
-        result["max_message_id"] = await max_message_id_for_user(conn, me.id)
+    # The caller as the request's transaction found them: their row, read once.
+    conn = req.read_conn
+    result = await _user_payload(
+        conn, req, req.me, client_gravatar=False, include_custom_profile_fields=True
+    )
+    # Deprecated, kept for old clients: the newest message id the user received (or -1).
+    result["max_message_id"] = await max_message_id_for_user(conn, req.me.id)
     return result
 
 

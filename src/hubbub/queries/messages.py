@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
-from hubbub.db.dialects import over_user_message
+from hubbub.db.dialects import PerDialect
 from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import message, recipient, stream, subscription, user_message
 from hubbub.errors import JsonableError
@@ -250,18 +250,22 @@ def with_flags(item: dict[str, Any], names: list[str]) -> dict[str, Any]:
     return {**item, "flags": names}
 
 
+# Built once per dialect: every GET /users/me asks.
+_NEWEST_RECEIVED = PerDialect(
+    lambda dialect: dialect.over_tables(
+        sa.select(sa.func.max(user_message.c.message_id)).where(
+            user_message.c.user_profile_id == sa.bindparam("user_id")
+        )
+    )
+)
+
+
 async def max_message_id_for_user(conn: AsyncConnection, user_id: int) -> int:
     """The newest message the user has a row for, or -1 (the deprecated ``max_message_id``
     that old clients base their local ids on)."""
-    statement = sa.select(sa.func.max(user_message.c.message_id)).where(
-        user_message.c.user_profile_id == user_id
-    )
-    # A row per table of the user's rows on SQLite (``over_user_message``).
-    found = [
-        newest
-        for (newest,) in await conn.execute(over_user_message(conn, statement))
-        if newest is not None
-    ]
+    # A row per table of the user's rows on SQLite (``over_tables``).
+    rows = await fetch_rows(conn, _NEWEST_RECEIVED(conn), {"user_id": user_id})
+    found = [newest for (newest,) in rows if newest is not None]
     return int(max(found)) if found else -1
 
 

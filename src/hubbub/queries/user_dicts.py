@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
+from hubbub.db.fast import fetch_rows
 from hubbub.db.tables import custom_profile_field, custom_profile_field_value
 from hubbub.models import EmailVisibility, Role, User
 
@@ -119,7 +120,7 @@ async def get_profile_data(
     data: dict[int, dict[str, dict[str, str]]] = defaultdict(dict)
     if not ids:
         return data
-    rows = await conn.execute(_PROFILE_VALUES(conn), {"ids": ids_argument(conn, ids)})
+    rows = await fetch_rows(conn, _PROFILE_VALUES(conn), {"ids": ids_argument(conn, ids)})
     for user_id, field_id, text, rendered in rows:
         entry = {"value": text}
         if rendered is not None:
