@@ -80,12 +80,17 @@ MessageRow = namedtuple("MessageRow", [column.name for column in message.c])  # 
 
 
 async def _users_by_id(
-    conn: AsyncConnection, user_ids: set[int], realm_id: int, people: PeopleCache
+    conn: AsyncConnection,
+    user_ids: set[int],
+    realm_id: int,
+    people: PeopleCache,
+    version: int | None = None,
 ) -> dict[int, User]:
-    """``user_ids``' users, from the realm's users ``people`` keeps. A message names
-    only users of its realm; one the kept users lack is still read from its row rather
-    than failing the page."""
-    kept = await people.users_by_id(conn, realm_id)
+    """``user_ids``' users, from the realm's users ``people`` keeps (``version``: the
+    realm's people version, when the caller read it). A message names only users of its
+    realm; one the kept users lack is still read from its row rather than failing the
+    page."""
+    kept = await people.users_by_id(conn, realm_id, version=version)
     found = {uid: kept[uid] for uid in user_ids if uid in kept}
     missing = user_ids - found.keys()
     if missing:
@@ -136,6 +141,25 @@ async def get_display_recipients(
         else:
             result[rid] = (rtype, type_id, [type_id])
     return result
+
+
+@dataclass(frozen=True)
+class ReadAlong:
+    """What a caller read in the statement that gave it its message rows, which
+    :func:`message_dicts_of_rows` then does not read again."""
+
+    # The rows' display recipients, by recipient id (None: not read).
+    recipients: Mapping[int, DisplayRecipient] | None = None
+    # The realm's people version (``queries/people.py``; None: not read).
+    people_version: int | None = None
+    # Whether the realm has linkifiers (None: not read).
+    has_linkifiers: bool | None = None
+    # Messages the caller found to have no reactions, or no submessages.
+    without_reactions: frozenset[int] = frozenset()
+    without_submessages: frozenset[int] = frozenset()
+
+
+NOTHING_ALONG = ReadAlong()
 
 
 @dataclass(frozen=True)
@@ -308,29 +332,37 @@ async def message_dicts_of_rows(
     *,
     apply_markdown: bool,
     client_gravatar: bool,
-    people: KeptPeople,
+    people: PeopleCache,
     realm_str: str | None = None,
-    recipients: Mapping[int, DisplayRecipient] | None = None,
+    along: ReadAlong = NOTHING_ALONG,
 ) -> dict[int, dict[str, Any]]:
     """:func:`get_message_dicts` of message rows the caller has read (``MessageRow``s of
-    the viewer's realm), with their ``recipients`` when it has read those too."""
+    the viewer's realm), with what it read ``along`` with them."""
     if not rows:
         return {}
+    recipients = along.recipients
     if recipients is None:
         recipients = await get_display_recipients(conn, {r.recipient_id for r in rows})
     user_ids = {r.sender_id for r in rows}
     for _type, _type_id, members in recipients.values():
         if isinstance(members, list):
             user_ids.update(members)
-    users = await _users_by_id(conn, user_ids, viewer.realm_id, people)
+    users = await _users_by_id(conn, user_ids, viewer.realm_id, people, along.people_version)
     if realm_str is None:
         realm_str = (
             await conn.execute(sa.select(realm.c.string_id).where(realm.c.id == viewer.realm_id))
         ).scalar_one()
-    link_ctx = _link_context(await render_linkifiers(conn, viewer.realm_id))
+    linkifiers = (
+        await render_linkifiers(conn, viewer.realm_id) if along.has_linkifiers is not False else []
+    )
+    link_ctx = _link_context(linkifiers)
     found_ids = [r.id for r in rows]
-    reactions = await get_reaction_dicts(conn, found_ids)
-    submessages = await get_submessage_dicts(conn, found_ids)
+    reactions = await get_reaction_dicts(
+        conn, [i for i in found_ids if i not in along.without_reactions]
+    )
+    submessages = await get_submessage_dicts(
+        conn, [i for i in found_ids if i not in along.without_submessages]
+    )
     incoming = await _incoming_personal_recipients(conn, viewer, rows, recipients)
     result: dict[int, dict[str, Any]] = {}
     # The realm's message_edit_history_visibility_policy, read on the first edited message.

@@ -13,16 +13,26 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from hubbub.db.dialects import PerDialect
 from hubbub.db.fast import fetch_rows
-from hubbub.db.tables import message, recipient, stream, subscription, user_message
+from hubbub.db.tables import (
+    message,
+    reaction,
+    realm_linkifier,
+    recipient,
+    stream,
+    submessage,
+    subscription,
+    user_message,
+)
 from hubbub.errors import JsonableError
 from hubbub.models import Stream, User
 from hubbub.queries.message_dicts import (
     RECIPIENT_STREAM,
     DisplayRecipient,
     MessageRow,
+    ReadAlong,
     message_dicts_of_rows,
 )
-from hubbub.queries.people import KeptPeople
+from hubbub.queries.people import PeopleCache, people_version_of
 from hubbub.queries.stream_permissions import has_content_access_via_groups
 
 # Zulip's user_message flag bits, in bit order (the order flag names are listed in).
@@ -126,8 +136,16 @@ def _with_access(*columns: Any) -> sa.Select[Any]:
 # Built once: every reaction, edit, typing notice and fetch of a message asks.
 _ACCESS = _with_access(message.c.id)
 ACCESS_COLUMNS = len(_ACCESS.selected_columns) - 1
-# The whole message row with it, for GET /messages/{message_id}.
-MESSAGE_WITH_ACCESS = _with_access(*message.c)
+# For GET /messages/{message_id}: the whole message row, then what else showing it reads
+# (``message_dicts.ReadAlong``), then the access columns.
+_MESSAGE_WITH_ACCESS = _with_access(
+    *message.c,
+    sa.exists().where(reaction.c.message_id == message.c.id).label("has_reactions"),
+    sa.exists().where(submessage.c.message_id == message.c.id).label("has_submessages"),
+    sa.exists().where(realm_linkifier.c.realm_id == message.c.realm_id).label("has_linkifiers"),
+    people_version_of(message.c.realm_id).label("people_version"),
+)
+_ALONG_COLUMNS = 4
 
 
 async def access_message(conn: AsyncConnection, user: User, message_id: int) -> MessageAccess:
@@ -143,7 +161,7 @@ async def access_message(conn: AsyncConnection, user: User, message_id: int) -> 
 
 
 def access_parameters(user: User, message_id: int) -> dict[str, int]:
-    """The parameters of ``MESSAGE_WITH_ACCESS``."""
+    """The parameters of ``_with_access``'s statements."""
     return {"message_id": message_id, "realm_id": user.realm_id, "user_id": user.id}
 
 
@@ -189,20 +207,35 @@ async def get_readable_message(
     *,
     apply_markdown: bool,
     realm_str: str,
-    people: KeptPeople,
+    people: PeopleCache,
 ) -> ReadableMessage:
     """The message if ``viewer`` may read it (as ``access_message``), its row and the
-    check read in one statement; a stream message's recipient comes with it too."""
-    rows = await fetch_rows(conn, MESSAGE_WITH_ACCESS, access_parameters(viewer, message_id))
+    check read in one statement, with what else showing it needs (a stream message's
+    recipient, whether it has reactions or submessages, the realm's linkifiers and
+    people version), so that a message without reactions shown to a realm without
+    linkifiers takes no other statement."""
+    rows = await fetch_rows(conn, _MESSAGE_WITH_ACCESS, access_parameters(viewer, message_id))
     if not rows:
         raise JsonableError("Invalid message(s)")
+    row = rows[0]
     count = len(message.c)
-    access = await check_message_access(conn, viewer, message_id, rows[0][count:])
-    found: Any = MessageRow(*rows[0][:count])
-    recipient_type, type_id, _flags, stream_name = rows[0][count : count + 4]
-    known: dict[int, DisplayRecipient] | None = None
+    access_columns = row[count + _ALONG_COLUMNS :]
+    access = await check_message_access(conn, viewer, message_id, access_columns)
+    found: Any = MessageRow(*row[:count])
+    has_reactions, has_submessages, has_linkifiers, people_version = row[
+        count : count + _ALONG_COLUMNS
+    ]
+    recipient_type, type_id, _flags, stream_name = access_columns[:4]
+    recipients: dict[int, DisplayRecipient] | None = None
     if recipient_type == RECIPIENT_STREAM and stream_name is not None:
-        known = {found.recipient_id: (recipient_type, type_id, stream_name)}
+        recipients = {found.recipient_id: (recipient_type, type_id, stream_name)}
+    along = ReadAlong(
+        recipients=recipients,
+        people_version=int(people_version),
+        has_linkifiers=bool(has_linkifiers),
+        without_reactions=frozenset(() if has_reactions else (message_id,)),
+        without_submessages=frozenset(() if has_submessages else (message_id,)),
+    )
     items = await message_dicts_of_rows(
         conn,
         viewer,
@@ -211,7 +244,7 @@ async def get_readable_message(
         client_gravatar=False,
         people=people,
         realm_str=realm_str,
-        recipients=known,
+        along=along,
     )
     return ReadableMessage(access, items[found.id], found.content)
 

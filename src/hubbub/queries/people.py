@@ -19,6 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
 
 from hubbub.db.fast import fetch_value
 from hubbub.db.tables import realm_people_version
@@ -30,6 +31,18 @@ from hubbub.queries.users import list_users
 _VERSION = sa.select(realm_people_version.c.version).where(
     realm_people_version.c.realm_id == sa.bindparam("realm_id")
 )
+
+
+def people_version_of(realm_id: ColumnElement[int]) -> ColumnElement[int]:
+    """The people version of the realm ``realm_id`` as a column of another statement,
+    for ``users_by_id``'s ``version`` (0 for a realm without a row, as
+    ``get_people_version``)."""
+    return sa.func.coalesce(
+        sa.select(realm_people_version.c.version)
+        .where(realm_people_version.c.realm_id == realm_id)
+        .scalar_subquery(),
+        0,
+    )
 
 
 async def get_people_version(conn: AsyncConnection, realm_id: int) -> int:
@@ -57,14 +70,20 @@ class PeopleCache:
         """``list_users(conn, realm_id)``; the list is the caller's own."""
         return list((await self._kept_users(conn, realm_id)).in_order)
 
-    async def users_by_id(self, conn: AsyncConnection, realm_id: int) -> Mapping[int, User]:
+    async def users_by_id(
+        self, conn: AsyncConnection, realm_id: int, *, version: int | None = None
+    ) -> Mapping[int, User]:
         """The realm's users (active or not, bots included) by id, shared: the caller
         only reads it. A page of messages names its senders and direct-message members
-        here instead of reading their rows."""
-        return (await self._kept_users(conn, realm_id)).by_id
+        here instead of reading their rows. ``version``: the realm's people version, when
+        the caller has read it in ``conn``'s snapshot (``people_version_of``)."""
+        return (await self._kept_users(conn, realm_id, version)).by_id
 
-    async def _kept_users(self, conn: AsyncConnection, realm_id: int) -> _Users:
-        version = await get_people_version(conn, realm_id)
+    async def _kept_users(
+        self, conn: AsyncConnection, realm_id: int, version: int | None = None
+    ) -> _Users:
+        if version is None:
+            version = await get_people_version(conn, realm_id)
         return await self._users.get(realm_id, version, lambda: _users(conn, realm_id))
 
     async def groups(self, conn: AsyncConnection, realm_id: int) -> list[dict[str, Any]]:
