@@ -55,6 +55,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -535,17 +536,30 @@ class StatementLog:
 
         def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
             connection = connect(*args, **kwargs)
-            connection.set_trace_callback(self.trace)
+            connection.set_trace_callback(self.tracer())
             return connection
 
         sqlite3.connect = traced  # type: ignore[assignment]
 
-    def trace(self, sql: str) -> None:
-        # The callback sees each statement with its parameters' values written in:
-        # statements are told apart with them blanked.
-        if self.recording and not sql.lstrip().startswith("--"):
-            shape = _NUMBER.sub("?", _QUOTED.sub("?", " ".join(sql.split())))
-            self.statements[shape[:160]] += 1
+    def tracer(self) -> Callable[[str], None]:
+        """A connection's trace callback. The callback sees each statement with its
+        parameters' values written in, so statements are told apart with them blanked;
+        once more for each trigger program it runs, with the same text (Python 3.11
+        passes the statement's text, not the trigger's), so a repeat of the connection's
+        last statement is left out; and the statements that SQLite runs itself (an FTS
+        index's), as comments, also left out."""
+        last = [""]
+
+        def trace(sql: str) -> None:
+            if sql.lstrip().startswith("--"):
+                return
+            repeated = sql == last[0]
+            last[0] = sql
+            if self.recording and not repeated:
+                shape = _NUMBER.sub("?", _QUOTED.sub("?", " ".join(sql.split())))
+                self.statements[shape[:400]] += 1
+
+        return trace
 
 
 async def count_statements(
