@@ -6,18 +6,18 @@ from typing import Annotated, Any
 
 from hubbub.api.endpoint import ApiRequest, Payload, endpoint
 from hubbub.api.params import Param
-from hubbub.db.tables import message
 from hubbub.errors import ApiError, JsonableError
 from hubbub.queries.message_fetch import (
     MAX_MESSAGES_PER_FETCH,
     fetch_window,
     first_unread_anchor,
+    matching_by_id,
     message_objects,
+    narrow_matches,
     parse_anchor,
 )
 from hubbub.queries.narrow import parse_narrow
 from hubbub.queries.narrow_sql import build_narrow_query
-from hubbub.search import highlight_html, highlight_topic
 
 
 class IncompatibleParametersError(ApiError):
@@ -48,7 +48,7 @@ def _non_negative(name: str, value: int) -> int:
     return value
 
 
-@endpoint("GET", "/messages")
+@endpoint("GET", "/messages", reads=True)
 async def get_messages(
     req: ApiRequest,
     *,
@@ -89,29 +89,29 @@ async def get_messages(
     if num_before > 0 and num_after > 0 and not include_anchor:
         raise JsonableError("The anchor can only be excluded at an end of the range")
     terms = parse_narrow(narrow)
-    async with req.services.db.read() as conn:
-        query = await build_narrow_query(conn, req.me, terms)
-        if anchor_id is None:
-            anchor_id = await first_unread_anchor(conn, query)
-        window = await fetch_window(
-            conn,
-            query,
-            anchor_id,
-            include_anchor=include_anchor,
-            num_before=num_before,
-            num_after=num_after,
-        )
-        messages = await message_objects(
-            conn,
-            req.me,
-            query,
-            window.rows,
-            apply_markdown=apply_markdown,
-            client_gravatar=client_gravatar,
-            allow_empty_topic_name=allow_empty_topic_name,
-            realm_str=req.my_realm.string_id,
-            people=req.services.people,
-        )
+    conn = req.read_conn
+    query = await build_narrow_query(conn, req.me, terms)
+    if anchor_id is None:
+        anchor_id = await first_unread_anchor(conn, query)
+    window = await fetch_window(
+        conn,
+        query,
+        anchor_id,
+        include_anchor=include_anchor,
+        num_before=num_before,
+        num_after=num_after,
+    )
+    messages = await message_objects(
+        conn,
+        req.me,
+        query,
+        window.rows,
+        apply_markdown=apply_markdown,
+        client_gravatar=client_gravatar,
+        allow_empty_topic_name=allow_empty_topic_name,
+        realm_str=req.my_realm.string_id,
+        people=req.services.people,
+    )
     return {
         "anchor": anchor_id,
         "found_anchor": window.found_anchor,
@@ -133,25 +133,20 @@ async def _get_messages_by_id(
     allow_empty_topic_name: bool,
 ) -> Payload:
     terms = parse_narrow(narrow)
-    async with req.services.db.read() as conn:
-        # Readable history counts as it does for GET /messages/{id}.
-        query = await build_narrow_query(conn, req.me, terms, include_history=True)
-        rows = await conn.execute(
-            query.select(message.c.id, query.flags().label("flags"))
-            .where(message.c.id.in_(message_ids))
-            .order_by(message.c.id)
-        )
-        messages = await message_objects(
-            conn,
-            req.me,
-            query,
-            [(r.id, int(r.flags)) for r in rows],
-            apply_markdown=apply_markdown,
-            client_gravatar=client_gravatar,
-            allow_empty_topic_name=allow_empty_topic_name,
-            realm_str=req.my_realm.string_id,
-            people=req.services.people,
-        )
+    conn = req.read_conn
+    # Readable history counts as it does for GET /messages/{id}.
+    query = await build_narrow_query(conn, req.me, terms, include_history=True)
+    messages = await message_objects(
+        conn,
+        req.me,
+        query,
+        await matching_by_id(conn, query, message_ids),
+        apply_markdown=apply_markdown,
+        client_gravatar=client_gravatar,
+        allow_empty_topic_name=allow_empty_topic_name,
+        realm_str=req.my_realm.string_id,
+        people=req.services.people,
+    )
     # Zulip sends the window's flags too, all false: there is no window.
     return {
         "found_anchor": False,
@@ -162,25 +157,14 @@ async def _get_messages_by_id(
     }
 
 
-@endpoint("GET", "/messages/matches_narrow")
+@endpoint("GET", "/messages/matches_narrow", reads=True)
 async def messages_match_narrow(
     req: ApiRequest, *, msg_ids: list[int], narrow: list[Any]
 ) -> Payload:
     """Check if messages match a narrow"""
     terms = parse_narrow(narrow)
-    async with req.services.db.read() as conn:
-        # As Zulip: only messages the user received (has a row for), never stream history.
-        query = await build_narrow_query(conn, req.me, terms, include_history=False)
-        # Messages by their keys: SQLite looks them up in each table of the view by theirs.
-        rows = await conn.execute(
-            query.select(message.c.id, message.c.rendered_content, message.c.topic).where(
-                message.c.id.in_(msg_ids)
-            )
-        )
-        found: dict[str, Any] = {}
-        for row in rows:
-            found[str(row.id)] = {
-                "match_content": highlight_html(row.rendered_content or "", query.search_queries),
-                "match_subject": highlight_topic(row.topic, query.search_queries),
-            }
+    conn = req.read_conn
+    # As Zulip: only messages the user received (has a row for), never stream history.
+    query = await build_narrow_query(conn, req.me, terms, include_history=False)
+    found = await narrow_matches(conn, query, msg_ids)
     return {"messages": found}

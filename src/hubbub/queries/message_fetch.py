@@ -81,6 +81,40 @@ async def narrow_rows(conn: AsyncConnection, query: NarrowQuery, statement: Any)
     return list(await conn.execute(over_user_message(conn, statement, staged=staged)))
 
 
+async def matching_by_id(
+    conn: AsyncConnection, query: NarrowQuery, message_ids: list[int]
+) -> list[tuple[int, int]]:
+    """(message id, flags) of those of ``message_ids`` that match ``query``, by id:
+    ``GET /messages`` with ``message_ids`` instead of a window."""
+    rows = await conn.execute(
+        query.select(message.c.id, query.flags().label("flags"))
+        .where(message.c.id.in_(message_ids))
+        .order_by(message.c.id)
+    )
+    return [(row.id, int(row.flags)) for row in rows]
+
+
+async def narrow_matches(
+    conn: AsyncConnection, query: NarrowQuery, message_ids: list[int]
+) -> dict[str, dict[str, str]]:
+    """``GET /messages/matches_narrow``'s answer: for each of ``message_ids`` that
+    matches ``query``, by id as a string, its content and topic with the search's
+    matches highlighted."""
+    # Messages by their keys: SQLite looks them up in each table of the view by theirs.
+    rows = await conn.execute(
+        query.select(message.c.id, message.c.rendered_content, message.c.topic).where(
+            message.c.id.in_(message_ids)
+        )
+    )
+    return {
+        str(row.id): {
+            "match_content": highlight_html(row.rendered_content or "", query.search_queries),
+            "match_subject": highlight_topic(row.topic, query.search_queries),
+        }
+        for row in rows
+    }
+
+
 @dataclass
 class Window:
     rows: list[tuple[int, int]]  # (message id, flags), by id
