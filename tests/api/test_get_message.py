@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import orjson
 import sqlalchemy as sa
 
-from hubbub.db.tables import message, stream
+from hubbub.db.tables import message, stream, user_profile
 from tests.helpers import TestEnv, assert_error, assert_success
 from tests.messages_helpers import send_direct_message, send_stream_message
 
@@ -81,3 +82,52 @@ async def test_direct_message_access(env: TestEnv) -> None:
     assert msg["flags"] == []
     assert_error(await env.client("iago").get(f"/messages/{message_id}"), "Invalid message(s)")
     assert_error(await env.client("iago").get("/messages/99999"), "Invalid message(s)")
+
+
+async def test_reactions_submessages_and_topic_links(env: TestEnv) -> None:
+    # The statement that finds the message says which of these there are to read.
+    await env.subscribe("hamlet", "Denmark")
+    plain = await send_stream_message(env, "hamlet", "Denmark", "plain", "issue #12")
+    widget = await send_stream_message(env, "hamlet", "Denmark", "/poll Lunch?", "issue #12")
+    hamlet = env.client("hamlet")
+    shown = assert_success(await hamlet.get(f"/messages/{widget}"))["message"]
+    assert (shown["reactions"], shown["submessages"], shown["topic_links"]) == ([], [], [])
+    assert_success(await hamlet.post(f"/messages/{widget}/reactions", {"emoji_name": "octopus"}))
+    poll = {"widget_type": "poll", "extra_data": {"question": "Lunch?", "options": []}}
+    submission = {"message_id": widget, "msg_type": "widget", "content": orjson.dumps(poll)}
+    assert_success(await hamlet.post("/submessage", submission))
+    linkifier = {"pattern": "#(?P<id>[0-9]+)", "url_template": "https://example.com/{id}"}
+    assert_success(await env.client("iago").post("/realm/filters", linkifier))
+    shown = assert_success(await hamlet.get(f"/messages/{widget}"))["message"]
+    assert [r["emoji_name"] for r in shown["reactions"]] == ["octopus"]
+    assert [orjson.loads(s["content"]) for s in shown["submessages"]] == [poll]
+    assert shown["topic_links"] == [{"text": "#12", "url": "https://example.com/12"}]
+    shown = assert_success(await hamlet.get(f"/messages/{plain}"))["message"]
+    assert (shown["reactions"], shown["submessages"]) == ([], [])
+    assert shown["topic_links"] == [{"text": "#12", "url": "https://example.com/12"}]
+
+
+async def test_sender_shown_as_now(env: TestEnv) -> None:
+    # The realm's users are kept per process; the message's statement reads the version
+    # that says whether the kept ones are current.
+    await env.subscribe("hamlet", "Denmark")
+    await env.subscribe("othello", "Denmark")
+    message_id = await send_stream_message(env, "hamlet", "Denmark")
+    othello = env.client("othello")
+    shown = assert_success(await othello.get(f"/messages/{message_id}"))["message"]
+    assert shown["sender_full_name"] == env.users["hamlet"].full_name
+    hamlet_id = env.users["hamlet"].id
+    await env.write_elsewhere(
+        sa.update(user_profile).where(user_profile.c.id == hamlet_id).values(full_name="Prince")
+    )
+    shown = assert_success(await othello.get(f"/messages/{message_id}"))["message"]
+    assert shown["sender_full_name"] == "Prince"
+
+
+async def test_message_of_another_realm(env: TestEnv) -> None:
+    zephyr = await env.create_realm("zephyr", "Zephyr")
+    zoe = await env.create_user("zoe@zephyr.example", "Zoe", realm=zephyr)
+    await env.subscribe("hamlet", "Denmark")
+    message_id = await send_stream_message(env, "hamlet", "Denmark")
+    client = env.client(zoe, host="zephyr.localhost")
+    assert_error(await client.get(f"/messages/{message_id}"), "Invalid message(s)")
