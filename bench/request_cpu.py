@@ -10,10 +10,12 @@ as the owner:
 
 - ``fetch``: ``GET /api/v1/messages/{id}`` of the member's newest seeded message. The
   ceiling: HTTP Basic against a dict of users in memory, then one indexed SELECT through
-  aiosqlite on the same database (the message, its recipient and the caller's flags),
+  aiosqlite on the same database (the message, its recipient and, as a subquery, the
+  caller's flags),
   the stream and the sender from memory;
 - ``me``: ``GET /api/v1/users/me``. The ceiling: the same authentication, then one
-  SELECT of the user's row (with the newest message id the user has, as a subquery);
+  SELECT of the user's row, with the newest message id the user has (a subquery on
+  each of the two tables that hold their ``user_message`` rows);
 - ``send``: ``POST /api/v1/messages`` to the stream of ten. The ceiling: the same
   authentication, then the message row and the ten ``user_message`` rows inserted in one
   transaction (BEGIN IMMEDIATE, two statements, COMMIT) in a database file of its own
@@ -170,9 +172,9 @@ class Ceiling:
         rows = await self.read.execute_fetchall(
             "SELECT m.id, m.sender_id, m.recipient_id, m.topic, m.content,"
             " m.rendered_content, m.date_sent, m.sending_client, m.is_me_message,"
-            " r.type, r.type_id, um.flags FROM message m"
+            " r.type, r.type_id, (SELECT flags FROM user_message"
+            " WHERE user_profile_id = ? AND message_id = m.id) AS flags FROM message m"
             " JOIN recipient r ON r.id = m.recipient_id"
-            " LEFT JOIN user_message um ON um.user_profile_id = ? AND um.message_id = m.id"
             " WHERE m.id = ? AND m.realm_id = ?",
             (me["id"], message_id, me["realm_id"]),
         )
@@ -214,9 +216,12 @@ class Ceiling:
 
     async def own_user(self, me: dict[str, Any]) -> dict[str, Any]:
         rows = await self.read.execute_fetchall(
-            "SELECT u.*, (SELECT max(message_id) FROM user_message"
-            " WHERE user_profile_id = u.id) AS max_message_id FROM user_profile u"
-            " WHERE u.id = ?",
+            "SELECT u.*, max("
+            "coalesce((SELECT max(message_id) FROM user_message_rows"
+            " WHERE user_profile_id = u.id), -1),"
+            " coalesce((SELECT max(message_id) FROM user_message_staged"
+            " WHERE user_profile_id = u.id), -1)) AS max_message_id"
+            " FROM user_profile u WHERE u.id = ?",
             (me["id"],),
         )
         row = dict(rows[0])
@@ -234,7 +239,7 @@ class Ceiling:
             "is_bot": bool(row["is_bot"]),
             "is_guest": row["role"] == 600,
             "is_owner": row["role"] == 100,
-            "max_message_id": row["max_message_id"] or -1,
+            "max_message_id": row["max_message_id"],
             "profile_data": {},
             "role": row["role"],
             "timezone": row["timezone"],
@@ -521,6 +526,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 _QUOTED = re.compile(r"'(?:[^']|'')*'")
+_WRITE = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?\b")
 
 
@@ -545,15 +551,16 @@ class StatementLog:
         """A connection's trace callback. The callback sees each statement with its
         parameters' values written in, so statements are told apart with them blanked;
         once more for each trigger program it runs, with the same text (Python 3.11
-        passes the statement's text, not the trigger's), so a repeat of the connection's
-        last statement is left out; and the statements that SQLite runs itself (an FTS
+        passes the statement's text, not the trigger's), so a write that repeats the
+        connection's last statement is left out (only writes fire triggers: a read may
+        well run twice in a row); and the statements that SQLite runs itself (an FTS
         index's), as comments, also left out."""
         last = [""]
 
         def trace(sql: str) -> None:
             if sql.lstrip().startswith("--"):
                 return
-            repeated = sql == last[0]
+            repeated = sql == last[0] and _WRITE.match(sql) is not None
             last[0] = sql
             if self.recording and not repeated:
                 shape = _NUMBER.sub("?", _QUOTED.sub("?", " ".join(sql.split())))
