@@ -3,10 +3,12 @@ the login lookup by email across realms (migration 0013), a send's subscribers (
 stream's index, unordered) and its realm's alert words (migration 0014); /register's
 unread rows with their flags from the unread index (PostgreSQL, migration 0015) or the
 user's range of the table (SQLite, migration 0016), and from the staged rows' user index
-(migrations 0019 and 0021); a SQLite search's matches among the user's rows by the tables' keys."""
+(migrations 0019 and 0021); a SQLite search's matches among the user's rows by the tables' keys;
+a message with its reader's access and the newest message a user received, by keys."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import sqlalchemy as sa
@@ -17,6 +19,7 @@ from hubbub.db.engine import Database
 from hubbub.db.migrate import upgrade
 from hubbub.queries.alert_words import _REALM_ALERT_WORDS
 from hubbub.queries.message_fetch import own_matches
+from hubbub.queries.messages import _MESSAGE_WITH_ACCESS, _NEWEST_RECEIVED
 from hubbub.queries.streams import _SUBSCRIBERS, get_subscriber_ids
 from hubbub.queries.users import _LOGIN_CANDIDATES
 from hubbub.register.message_state import _UNREAD_ROWS
@@ -81,6 +84,7 @@ async def _plans(database_url: str) -> dict[str, str]:
             await db.dispose()  # new connections load the statistics
         async with db.read() as conn:
             subscribers = _SUBSCRIBERS(conn).params(ids=ids_argument(conn, [3, 5]))
+            newest = _NEWEST_RECEIVED(conn).params(user_id=5)
             flag_params = {"user_id": 5, "ids": ids_argument(conn, [7, 8, 9])}
             tables = user_message_tables(conn)
         return {
@@ -91,6 +95,10 @@ async def _plans(database_url: str) -> dict[str, str]:
                 for table in tables
             },
             "login": await _plan(db, _LOGIN_CANDIDATES.params(login="someone@example.com")),
+            "one message": await _plan(
+                db, _MESSAGE_WITH_ACCESS.params(message_id=7, realm_id=2, user_id=5)
+            ),
+            "newest received": await _plan(db, newest),
             "subscribers": await _plan(db, subscribers),
             "alert words": await _plan(db, _REALM_ALERT_WORDS.params(realm_id=2)),
             # As it runs: on SQLite over both tables of the view (``over_user_message``).
@@ -116,6 +124,15 @@ async def test_hot_statements_search_indexes(database_url: str) -> None:
     assert "ix_user_profile_delivery_email" in login, login
     assert "Seq Scan on user_profile" not in login, login
     assert "SCAN user_profile" not in login, login
+    # GET /messages/{id} (and every other check of a message's access, which reads fewer
+    # columns the same way) and GET /users/me's newest message: each row by its key.
+    # (SQLite's SCAN of a subquery reads the rows the subquery found.)
+    for name in ("one message", "newest received"):
+        plan = plans[name]
+        assert "Seq Scan" not in plan and not re.search(r"SCAN (?!\(subquery)", plan), plan
+    if database_url.startswith("sqlite"):
+        key = "(user_profile_id=? AND message_id=?)"
+        assert f"SEARCH user_message_rows USING PRIMARY KEY {key}" in plans["one message"]
     # Ordered by user, SQLite read every subscription in the (user, stream) index's order.
     subscribers = plans["subscribers"]
     assert "ix_subscription_stream_id" in subscribers, subscribers

@@ -94,7 +94,11 @@ async def test_reactions_submessages_and_topic_links(env: TestEnv) -> None:
     assert (shown["reactions"], shown["submessages"], shown["topic_links"]) == ([], [], [])
     assert_success(await hamlet.post(f"/messages/{widget}/reactions", {"emoji_name": "octopus"}))
     poll = {"widget_type": "poll", "extra_data": {"question": "Lunch?", "options": []}}
-    submission = {"message_id": widget, "msg_type": "widget", "content": orjson.dumps(poll)}
+    submission = {
+        "message_id": widget,
+        "msg_type": "widget",
+        "content": orjson.dumps(poll).decode(),
+    }
     assert_success(await hamlet.post("/submessage", submission))
     linkifier = {"pattern": "#(?P<id>[0-9]+)", "url_template": "https://example.com/{id}"}
     assert_success(await env.client("iago").post("/realm/filters", linkifier))

@@ -92,7 +92,7 @@ class MessageAccess:
 
 def _with_access(*columns: Any) -> sa.Select[Any]:
     """``columns`` of the message ``message_id`` in the realm ``realm_id``, followed by
-    what deciding whether the user ``user_id`` may read it takes (``ACCESS_COLUMNS``):
+    what deciding whether the user ``user_id`` may read it takes (``_ACCESS_COLUMNS``):
     its recipient, the user's flags, and for a stream message the stream's history
     settings and whether the user is subscribed."""
     flags = (
@@ -135,7 +135,7 @@ def _with_access(*columns: Any) -> sa.Select[Any]:
 
 # Built once: every reaction, edit, typing notice and fetch of a message asks.
 _ACCESS = _with_access(message.c.id)
-ACCESS_COLUMNS = len(_ACCESS.selected_columns) - 1
+_ACCESS_COLUMNS = len(_ACCESS.selected_columns) - 1
 # For GET /messages/{message_id}: the whole message row, then what else showing it reads
 # (``message_dicts.ReadAlong``), then the access columns.
 _MESSAGE_WITH_ACCESS = _with_access(
@@ -145,7 +145,6 @@ _MESSAGE_WITH_ACCESS = _with_access(
     sa.exists().where(realm_linkifier.c.realm_id == message.c.realm_id).label("has_linkifiers"),
     people_version_of(message.c.realm_id).label("people_version"),
 )
-_ALONG_COLUMNS = 4
 
 
 async def access_message(conn: AsyncConnection, user: User, message_id: int) -> MessageAccess:
@@ -168,7 +167,7 @@ def access_parameters(user: User, message_id: int) -> dict[str, int]:
 async def check_message_access(
     conn: AsyncConnection, user: User, message_id: int, columns: Sequence[Any]
 ) -> MessageAccess:
-    """The message's access for ``user`` from the ``ACCESS_COLUMNS`` of its row, or
+    """The message's access for ``user`` from the ``_ACCESS_COLUMNS`` of its row, or
     "Invalid message(s)"."""
     (
         recipient_type,
@@ -219,12 +218,10 @@ async def get_readable_message(
         raise JsonableError("Invalid message(s)")
     row = rows[0]
     count = len(message.c)
-    access_columns = row[count + _ALONG_COLUMNS :]
+    access_columns = row[-_ACCESS_COLUMNS:]
     access = await check_message_access(conn, viewer, message_id, access_columns)
     found: Any = MessageRow(*row[:count])
-    has_reactions, has_submessages, has_linkifiers, people_version = row[
-        count : count + _ALONG_COLUMNS
-    ]
+    has_reactions, has_submessages, has_linkifiers, people_version = row[count:-_ACCESS_COLUMNS]
     recipient_type, type_id, _flags, stream_name = access_columns[:4]
     recipients: dict[int, DisplayRecipient] | None = None
     if recipient_type == RECIPIENT_STREAM and stream_name is not None:
