@@ -25,7 +25,8 @@ The CPU of a run is the server process's time on a CPU (the first field of each 
 threads' ``/proc/PID/task/TID/schedstat``, in nanoseconds), from before the run's first
 request to after its last; its background jobs' time over the run counts too (the
 idle rate printed is what they cost a second). Each figure is the median of
-``--rounds`` runs; the ratio is hubbub's median over the ceiling's.
+``--rounds`` runs; the ratio is hubbub's median over the ceiling's, the paired ratio
+the median of each round's hubbub run over its ceiling run.
 
 Afterwards, with both servers stopped, each app runs in this process (straight ASGI
 calls, no HTTP, hubbub without its background jobs) to count the SQL statements a
@@ -701,10 +702,14 @@ async def amain(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     for kind in kinds:
         hubbub = statistics.median(runs[kind]["hubbub"])
         ceiling = statistics.median(runs[kind]["ceiling"])
+        # Each round's hubbub run over the ceiling's run right after it: the machine's
+        # speed changes between rounds more than within one.
+        paired = zip(runs[kind]["hubbub"], runs[kind]["ceiling"], strict=True)
         result["summary"][kind] = {
             "hubbub_us": round(hubbub),
             "ceiling_us": round(ceiling),
             "ratio": round(hubbub / ceiling, 1),
+            "paired_ratio": round(statistics.median(h / c for h, c in paired), 1),
             "hubbub_statements": result["statements"][kind]["hubbub"]["per_request"],
             "ceiling_statements": result["statements"][kind]["ceiling"]["per_request"],
         }
@@ -713,11 +718,15 @@ async def amain(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
 def print_table(result: dict[str, Any], profile: bool) -> None:
     print(f"commit {result['commit']}, {result['requests']} requests a run, medians of runs")
-    print("| request | hubbub CPU µs | ceiling CPU µs | ratio | statements (hubbub / ceiling) |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print(
+        "| request | hubbub CPU µs | ceiling CPU µs | ratio | paired ratio"
+        " | statements (hubbub / ceiling) |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for kind, row in result["summary"].items():
         print(
             f"| {LABELS[kind]} | {row['hubbub_us']} | {row['ceiling_us']} | {row['ratio']} | "
+            f"{row['paired_ratio']} | "
             f"{row['hubbub_statements']:g} / {row['ceiling_statements']:g} |"
         )
     if result["threads_lost"]:
