@@ -89,7 +89,7 @@ async def test_stored_renderings_become_markdown(env: TestEnv) -> None:
     assert [descriptions[i] for i in quiet] == [""]
     assert values[bio] == (
         f'<p>See <a class="stream" data-stream-id="{denmark.id}" '
-        f'href="/#narrow/stream/{denmark.id}-Denmark">#Denmark</a>, issue '
+        f'href="/#narrow/channel/{denmark.id}-Denmark">#Denmark</a>, issue '
         '<a href="https://t.example/4">#4</a></p>'
     )
     # Pronouns have no rendering.

@@ -131,6 +131,10 @@ def _wrappers(payload: str) -> Iterator[str]:
     yield f"@*{payload}*"
     yield f"#**{payload}**"
     yield f"#**general>{payload}**"
+    # Channels named after the payloads: topic, message and empty-topic links.
+    yield f"#**{payload}>{payload}**"
+    yield f"#**{payload}>{payload}@1**"
+    yield f"#**{payload}>**"
     yield f":{payload}:"
     yield f"<time:{payload}>"
     yield f"!avatar({payload})"

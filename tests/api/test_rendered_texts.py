@@ -47,7 +47,7 @@ def _check_rich(env: TestEnv, html: str, denmark_id: int) -> None:
         '<a href="https://example.com">link</a>',
         "<code>code</code>",
         f'<a class="stream" data-stream-id="{denmark_id}" '
-        f'href="/#narrow/stream/{denmark_id}-Denmark">#Denmark</a>',
+        f'href="/#narrow/channel/{denmark_id}-Denmark">#Denmark</a>',
         f'<span class="user-mention" data-user-id="{hamlet}">@Hamlet</span>',
         f'<span class="user-mention silent" data-user-id="{othello}">Othello</span>',
         '<a href="https://t.example/123">#123</a>',
@@ -158,7 +158,7 @@ async def test_text_profile_values_render_markdown(env: TestEnv) -> None:
     assert rendered == await _as_message(env, RICH)
     assert changes[phone]["custom_profile_field"]["rendered_value"] == (
         f'<p><strong>Prince</strong> of <a class="stream" data-stream-id="{denmark_id}" '
-        f'href="/#narrow/stream/{denmark_id}-Denmark">#Denmark</a></p>'
+        f'href="/#narrow/channel/{denmark_id}-Denmark">#Denmark</a></p>'
     )
     # Pronouns are text Zulip does not render.
     assert "rendered_value" not in changes[pronouns]["custom_profile_field"]
@@ -208,11 +208,11 @@ async def test_description_links_only_channels_its_writer_may_read(env: TestEnv)
     text = "See #**Secret** and #**Elsinore**"
     secret_link = (
         f'<a class="stream" data-stream-id="{secret.id}" '
-        f'href="/#narrow/stream/{secret.id}-Secret">#Secret</a>'
+        f'href="/#narrow/channel/{secret.id}-Secret">#Secret</a>'
     )
     elsinore_link = (
         f'<a class="stream" data-stream-id="{elsinore.id}" '
-        f'href="/#narrow/stream/{elsinore.id}-Elsinore">#Elsinore</a>'
+        f'href="/#narrow/channel/{elsinore.id}-Elsinore">#Elsinore</a>'
     )
     # An administrator who is not subscribed to the private channel cannot link it.
     assert_success(await env.client("iago").patch(f"/streams/{elsinore.id}", {"description": text}))

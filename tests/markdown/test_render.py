@@ -14,6 +14,8 @@ from hubbub.markdown import (
     render_markdown,
     topic_links,
 )
+from hubbub.markdown.channel_links import EMPTY_TOPIC_LINK_TEXT, channel_link_targets
+from hubbub.topic_names import EMPTY_TOPIC_DISPLAY_NAME
 
 
 @pytest.fixture
@@ -105,12 +107,66 @@ def test_group_mentions(ctx: RenderContext) -> None:
 def test_stream_and_topic_links(ctx: RenderContext) -> None:
     result = render_markdown("#**Verona** #**core team>lunch time.x** #**nope**", ctx)
     assert result.html == (
-        '<p><a class="stream" data-stream-id="5" href="/#narrow/stream/5-Verona">#Verona</a> '
+        '<p><a class="stream" data-stream-id="5" href="/#narrow/channel/5-Verona">#Verona</a> '
         '<a class="stream-topic" data-stream-id="6" '
-        'href="/#narrow/stream/6-core-team/topic/lunch.20time.2Ex">'
+        'href="/#narrow/channel/6-core-team/topic/lunch.20time.2Ex">'
         "#core team &gt; lunch time.x</a> #<strong>nope</strong></p>"
     )
     assert not result.has_link
+
+
+def test_topic_link_names_a_message_of_the_topic(ctx: RenderContext) -> None:
+    """Feature level 347: with a message of the topic known, the URL adds ``/with/``."""
+    ctx.topic_link_message_ids = {("Verona", "lunch"): 41}
+    result = render_markdown("#**Verona>lunch** #**Verona>dinner**", ctx)
+    assert result.html == (
+        '<p><a class="stream-topic" data-stream-id="5" '
+        'href="/#narrow/channel/5-Verona/topic/lunch/with/41">#Verona &gt; lunch</a> '
+        '<a class="stream-topic" data-stream-id="5" '
+        'href="/#narrow/channel/5-Verona/topic/dinner">#Verona &gt; dinner</a></p>'
+    )
+
+
+def test_message_links(ctx: RenderContext) -> None:
+    """Feature level 319: ``#**channel>topic@id**`` links one message, with no
+    ``data-stream-id``; the topic may hold "@" and the last "@digits" is the id."""
+    result = render_markdown("#**core team>a@b.c@123** #**nope>x@1**", ctx)
+    assert result.html == (
+        '<p><a class="message-link" '
+        'href="/#narrow/channel/6-core-team/topic/a.40b.2Ec/near/123">'
+        "#core team &gt; a@b.c @ \U0001f4ac</a> #<strong>nope&gt;x@1</strong></p>"
+    )
+
+
+def test_empty_topic_links(ctx: RenderContext) -> None:
+    """Feature level 346: the empty topic shows as "general chat" in <em>."""
+    ctx.topic_link_message_ids = {("Verona", ""): 7}
+    result = render_markdown("#**Verona>** and #**Verona>@9**", ctx)
+    assert result.html == (
+        '<p><a class="stream-topic" data-stream-id="5" '
+        'href="/#narrow/channel/5-Verona/topic//with/7">#Verona &gt; <em>general chat</em></a>'
+        ' and <a class="message-link" href="/#narrow/channel/5-Verona/topic//near/9">'
+        "#Verona &gt; <em>general chat</em> @ \U0001f4ac</a></p>"
+    )
+
+
+def test_empty_topic_link_text_is_the_display_name() -> None:
+    assert EMPTY_TOPIC_LINK_TEXT == EMPTY_TOPIC_DISPLAY_NAME
+
+
+@pytest.mark.parametrize(
+    ("content", "names", "topics"),
+    [
+        ("no links", set(), set()),
+        ("#**Verona** #**a>b** #**c>d@4**", {"Verona", "a>b", "a", "c>d@4", "c"},
+         {("a", "b"), ("c", "d@4")}),
+        # A link starting inside a longer match is found too, as the renderer tries
+        # every "#**"; so are links in code.
+        ("#**x #**y** `#**z>**`", {"x #", "y", "z>", "z"}, {("z", "")}),
+    ],
+)  # fmt: skip
+def test_channel_link_targets(content: str, names: set[str], topics: set[tuple[str, str]]) -> None:
+    assert channel_link_targets(content) == (names, topics)
 
 
 def test_mentions_in_code_do_not_count(ctx: RenderContext) -> None:
@@ -137,8 +193,8 @@ def test_image_link_previews(ctx: RenderContext) -> None:
 
 
 def test_realm_links_become_relative(ctx: RenderContext) -> None:
-    result = render_markdown("[here](https://chat.example.com/#narrow/stream/5-Verona)", ctx)
-    assert result.html == '<p><a href="#narrow/stream/5-Verona">here</a></p>'
+    result = render_markdown("[here](https://chat.example.com/#narrow/channel/5-Verona)", ctx)
+    assert result.html == '<p><a href="#narrow/channel/5-Verona">here</a></p>'
 
 
 def test_unsafe_links_are_not_links(ctx: RenderContext) -> None:

@@ -71,6 +71,9 @@ class RenderContext:
     # The thumbnails of the uploaded images the content links, by path id; None when the
     # caller did not look (uploads are then previewed by their file names).
     upload_previews: Mapping[str, UploadPreview] | None = None
+    # For a topic link, by (channel name, topic) as written: the id of a message of the
+    # topic that the writer may read, which the link's URL names with ``/with/``.
+    topic_link_message_ids: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._users_by_name: dict[str, MentionableUser] = {}
@@ -93,6 +96,9 @@ class RenderContext:
 
     def stream_by_name(self, name: str) -> LinkableStream | None:
         return self._streams_by_name.get(name)
+
+    def topic_link_message_id(self, channel: str, topic: str) -> int | None:
+        return self.topic_link_message_ids.get((channel, topic))
 
     def realm_emoji_by_name(self, name: str) -> RealmEmoji | None:
         return self._emoji_by_name.get(name)

@@ -15,7 +15,8 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 
 from hubbub.markdown import avatars, emoji, linkifiers, links
-from hubbub.markdown.mentions import group_mention, stream_link, user_mention
+from hubbub.markdown.channel_links import channel_link
+from hubbub.markdown.mentions import group_mention, user_mention
 from hubbub.markdown.state import ctx_of, push_html, result_of
 from hubbub.markdown.tex import render_tex, tex_error_html
 from hubbub.markdown.timestamps import render_timestamp
@@ -334,7 +335,7 @@ RULES: list[tuple[str, Any]] = [
     ("zulip_strong_em", _tag_rule(STRONG_EM_RE, ("strong", "em"), "***")),
     ("zulip_user_mention", user_mention),
     ("zulip_tex", tex),
-    ("zulip_stream", stream_link),
+    ("zulip_stream", channel_link),
     ("zulip_avatar", avatars.avatar),
     ("zulip_timestamp", timestamp),
     # Zulip tries the older spelling after timestamps.

@@ -1,24 +1,22 @@
-"""User, group and wildcard mentions and stream/topic links, as markdown-it inline rules."""
+"""User, group and wildcard mentions, as markdown-it inline rules."""
 
 from __future__ import annotations
 
 import re
 from html import escape
-from urllib.parse import quote
 
 from markdown_it.rules_inline import StateInline
 
 from hubbub.markdown.state import ctx_of, push_html, result_of
 
-_BEFORE = r"(?<![^\s'\"\(,:<])"
+# What may come right before a mention or a channel link.
+BEFORE_MENTION = r"(?<![^\s'\"\(,:<])"
 _USER_MENTION = r"@(?P<silent>_?)\*\*(?P<match>[^\*]+)\*\*"
-USER_MENTION_RE = re.compile(_BEFORE + _USER_MENTION)
+USER_MENTION_RE = re.compile(BEFORE_MENTION + _USER_MENTION)
 # The same without the look-behind: matched at every "@" of a whole message, it finds a
 # superset of the mentions the rule resolves (``user_mention_targets``).
 _USER_MENTION_ANYWHERE_RE = re.compile(_USER_MENTION)
-GROUP_MENTION_RE = re.compile(_BEFORE + r"@(?P<silent>_?)\*(?P<match>[^\*]+)\*")
-STREAM_TOPIC_RE = re.compile(_BEFORE + r"#\*\*(?P<stream>[^\*>]+)>(?P<topic>[^\*]+)\*\*")
-STREAM_RE = re.compile(_BEFORE + r"#\*\*(?P<stream>[^\*]+)\*\*")
+GROUP_MENTION_RE = re.compile(BEFORE_MENTION + r"@(?P<silent>_?)\*(?P<match>[^\*]+)\*")
 MENTION_ID_RE = re.compile(r"(?P<full_name>.+)?\|(?P<user_id>\d+)$")
 
 STREAM_WILDCARDS = ("all", "everyone", "stream")
@@ -115,54 +113,6 @@ def group_mention(state: StateInline, silent: bool) -> bool:
             state,
             f'<span class="{css}" data-user-group-id="{group.id}">'
             f"{escape(text, quote=False)}</span>",
-        )
-    state.pos = m.end()
-    return True
-
-
-def hash_encode(text: str) -> str:
-    """Zulip's URL-fragment encoding of stream and topic names."""
-    return quote(text, safe="").replace(".", "%2E").replace("%", ".")
-
-
-def stream_url(stream_id: int, name: str) -> str:
-    return f"{stream_id}-{hash_encode(name.replace(' ', '-'))}"
-
-
-def stream_link(state: StateInline, silent: bool) -> bool:
-    if not state.src.startswith("#**", state.pos):
-        return False
-    ctx = ctx_of(state)
-    m = STREAM_TOPIC_RE.match(state.src, state.pos, state.posMax)
-    if m is not None:
-        stream = ctx.stream_by_name(m.group("stream"))
-        if stream is not None:
-            if not silent:
-                topic = m.group("topic")
-                href = (
-                    f"/#narrow/stream/{stream_url(stream.id, stream.name)}"
-                    f"/topic/{hash_encode(topic)}"
-                )
-                text = escape(f"#{stream.name} > {topic}", quote=False)
-                push_html(
-                    state,
-                    f'<a class="stream-topic" data-stream-id="{stream.id}" '
-                    f'href="{escape(href)}">{text}</a>',
-                )
-            state.pos = m.end()
-            return True
-    m = STREAM_RE.match(state.src, state.pos, state.posMax)
-    if m is None:
-        return False
-    stream = ctx.stream_by_name(m.group("stream"))
-    if stream is None:
-        return False
-    if not silent:
-        href = f"/#narrow/stream/{stream_url(stream.id, stream.name)}"
-        push_html(
-            state,
-            f'<a class="stream" data-stream-id="{stream.id}" href="{escape(href)}">'
-            f"{escape('#' + stream.name, quote=False)}</a>",
         )
     state.pos = m.end()
     return True

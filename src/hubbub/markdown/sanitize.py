@@ -59,11 +59,11 @@ _HTML_ATTRIBUTES: dict[str, set[str]] = {
 # Classes Zulip's markup gives its elements; emoji and Pygments token classes are matched
 # by pattern below.
 _CLASSES = {
-    "codehilite", "emoji", "katex", "katex-display", "katex-html", "katex-mathml",
-    "message_body_gravatar", "message_inline_image", "message_inline_video", "silent",
-    "spoiler-block", "spoiler-content", "spoiler-header", "stream", "stream-topic",
-    "tex-error", "timestamp-error", "topic-mention", "user-group-mention", "user-mention",
-    "channel-wildcard-mention",
+    "channel-wildcard-mention", "codehilite", "emoji", "katex", "katex-display", "katex-html",
+    "katex-mathml", "message-link", "message_body_gravatar", "message_inline_image",
+    "message_inline_video", "silent", "spoiler-block", "spoiler-content", "spoiler-header",
+    "stream", "stream-topic", "tex-error", "timestamp-error", "topic-mention",
+    "user-group-mention", "user-mention",
 }  # fmt: skip
 _EMOJI_CLASS = re.compile(r"emoji-[0-9a-f]{1,6}(?:-[0-9a-f]{1,6})*")
 _DATA_URL_ATTRIBUTES = {"data-src-fullsize", "data-video-original-url", "data-transcoded-image"}
