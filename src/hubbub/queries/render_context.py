@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
 from hubbub.db.fast import fetch_rows
-from hubbub.db.tables import stream, user_group, user_profile
+from hubbub.db.tables import user_group, user_profile
 from hubbub.markdown import (
     LinkableStream,
     Linkifier,
@@ -22,14 +22,14 @@ from hubbub.markdown import (
     RenderContext,
 )
 from hubbub.markdown.avatars import possible_avatar_emails
+from hubbub.markdown.channel_links import channel_link_targets
 from hubbub.markdown.emoji import EMOJI_NAME_RE
 from hubbub.markdown.mentions import may_mention_groups, user_mention_targets
 from hubbub.models import Realm, User
 from hubbub.queries.image_attachments import get_upload_previews
+from hubbub.queries.linkable_channels import get_linkable_channels, get_topic_link_message_ids
 from hubbub.queries.linkifiers import render_linkifiers
 from hubbub.queries.realm_emoji import active_render_emoji
-from hubbub.queries.stream_permissions import has_content_access
-from hubbub.queries.streams import list_streams, list_user_subscriptions
 from hubbub.queries.user_settings import get_json_user_settings
 
 _USER_COLUMNS = (
@@ -103,16 +103,34 @@ class _RealmParts:
     streams: list[LinkableStream]
     linkifiers: list[Linkifier]
     realm_emoji: list[RealmEmoji]
+    topic_link_message_ids: dict[tuple[str, str], int]
+
+
+async def _linkable_streams(
+    conn: AsyncConnection, realm_id: int, content: str | None, writer: User | None
+) -> tuple[list[LinkableStream], dict[tuple[str, str], int]]:
+    """The channels the links of ``content`` name that ``writer`` may read, and the
+    messages its topic links name (``queries.linkable_channels``); with no content,
+    every channel the writer may read, and no topic."""
+    if content is None:
+        channels = await get_linkable_channels(conn, realm_id, None, writer)
+        topics: set[tuple[str, str]] = set()
+    elif "#**" not in content:
+        return [], {}
+    else:
+        names, topics = channel_link_targets(content)
+        channels = await get_linkable_channels(conn, realm_id, names, writer)
+    message_ids = await get_topic_link_message_ids(conn, channels, topics, writer)
+    return [LinkableStream(id=c.stream.id, name=c.stream.name) for c in channels], message_ids
 
 
 async def _load_realm_parts(
-    conn: AsyncConnection, realm_id: int, content: str | None
+    conn: AsyncConnection, realm_id: int, content: str | None, writer: User | None
 ) -> _RealmParts:
     """Given the ``content`` to render, only what its syntax can refer to is loaded: the
     users its user mentions can name (``_mentionable_users``), groups only for a group
-    mention ("@*..."), streams only for stream links ("#**..."), custom emoji only for
-    some ":name:" (one read, however many it names)."""
-    stream_links = content is None or "#" in content
+    mention ("@*..."), the channels its links name ("#**...", ``_linkable_streams``),
+    custom emoji only for some ":name:" (one read, however many it names)."""
     users = await _mentionable_users(conn, realm_id, content)
     # Zulip 8.0 does not let messages mention system groups ("role:members" ...).
     groups = (
@@ -130,25 +148,14 @@ async def _load_realm_parts(
             )
         ]
     )
-    streams = (
-        []
-        if not stream_links
-        else [
-            LinkableStream(id=r.id, name=r.name)
-            for r in await conn.execute(
-                sa.select(stream.c.id, stream.c.name).where(
-                    stream.c.realm_id == realm_id, ~stream.c.deactivated
-                )
-            )
-        ]
-    )
+    streams, topic_link_message_ids = await _linkable_streams(conn, realm_id, content, writer)
     linkifiers = await render_linkifiers(conn, realm_id)
     realm_emoji = (
         await active_render_emoji(conn, realm_id)
         if content is None or EMOJI_NAME_RE.search(content)
         else []
     )
-    return _RealmParts(users, groups, streams, linkifiers, realm_emoji)
+    return _RealmParts(users, groups, streams, linkifiers, realm_emoji, topic_link_message_ids)
 
 
 async def load_render_context(
@@ -161,16 +168,16 @@ async def load_render_context(
     content: str | None = None,
     sender_settings: dict[str, Any] | None = None,
 ) -> RenderContext:
-    """The realm's users, mentionable groups, active streams, linkifiers and active
-    custom emoji, with the sender's emoticon setting. ``alert_words`` are every
-    recipient's words together; the caller matches each recipient's own words against
-    the result.
+    """The realm's users, mentionable groups, the channels the sender may read,
+    linkifiers and active custom emoji, with the sender's emoticon setting.
+    ``alert_words`` are every recipient's words together; the caller matches each
+    recipient's own words against the result.
 
     Given the ``content`` to render, only what its syntax can refer to is loaded
     (``_load_realm_parts``): in a big realm the user list alone was a large part of a
     send's time. ``sender_settings`` (``get_json_user_settings``), when the caller has
     them, save a query."""
-    parts = await _load_realm_parts(conn, realm.id, content)
+    parts = await _load_realm_parts(conn, realm.id, content, sender)
     # The stored settings suffice (one statement): the emoticon setting is not a column.
     settings = sender_settings
     if settings is None:
@@ -186,24 +193,8 @@ async def load_render_context(
         translate_emoticons=bool(settings.get("translate_emoticons", False)),
         inline_image_preview=bool(realm.setting("inline_image_preview")),
         upload_previews=await get_upload_previews(conn, realm.id, content),
+        topic_link_message_ids=parts.topic_link_message_ids,
     )
-
-
-async def _readable(
-    conn: AsyncConnection, user: User, streams: list[LinkableStream]
-) -> list[LinkableStream]:
-    """Of ``streams``, those whose messages ``user`` may read."""
-    if not streams:
-        return []
-    subscribed = {
-        sub.stream_id for sub in await list_user_subscriptions(conn, user.id) if sub.active
-    }
-    readable = {
-        s.id
-        for s in await list_streams(conn, user.realm_id)
-        if await has_content_access(conn, user, s, subscribed=s.id in subscribed)
-    }
-    return [s for s in streams if s.id in readable]
 
 
 async def load_text_render_context(
@@ -223,17 +214,15 @@ async def load_text_render_context(
     Given the ``acting_user`` who writes the text (a channel description's editor), only
     channels whose messages that user may read are linked, as Zulip does: a description
     links no channel its writer could not open. Without one (profile values, the
-    organization description, as in Zulip) every active channel of the realm is."""
-    parts = await _load_realm_parts(conn, realm_id, content)
-    streams = parts.streams
-    if acting_user is not None:
-        streams = await _readable(conn, acting_user, streams)
+    organization description, as in Zulip) every channel of the realm is."""
+    parts = await _load_realm_parts(conn, realm_id, content, acting_user)
     return RenderContext(
         realm_url=realm_url,
         users=parts.users,
         user_groups=parts.groups,
-        streams=streams,
+        streams=parts.streams,
         linkifiers=parts.linkifiers,
         realm_emoji=parts.realm_emoji,
         inline_image_preview=False,
+        topic_link_message_ids=parts.topic_link_message_ids,
     )
