@@ -17,7 +17,7 @@ from tests.messages_helpers import message_flags, send_stream_message
         ("no mention, an email a@b.c", (set(), set())),
         ("hi @**Othello** and @_**King Lear**", (set(), {"othello", "king lear"})),
         ("by id @**Othello|12** and @**|13**", ({12, 13}, set())),
-        ("wildcards @**all** @**everyone** @**stream** @**topic**", (set(), set())),
+        ("wildcards @**all** @**everyone** @**stream** @**channel** @**topic**", (set(), set())),
         # A mention that starts inside a longer match is still found (the renderer
         # tries each "@").
         ("@**a @**b**", (set(), {"a @", "b"})),

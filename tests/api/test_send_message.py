@@ -197,13 +197,15 @@ async def test_a_send_renders_before_taking_sqlites_writer(
     assert flags == {env.users["hamlet"].id: 0, env.users["othello"].id: HAS_ALERT_WORD}
 
 
-async def test_wildcard_and_alert_words(env: TestEnv) -> None:
+# "channel" is a wildcard since feature level 247.
+@pytest.mark.parametrize("word", ["all", "channel"])
+async def test_wildcard_and_alert_words(env: TestEnv, word: str) -> None:
     await env.subscribe("hamlet", "Denmark")
     await env.subscribe("othello", "Denmark")
     assert_success(
         await env.client("othello").post("/users/me/alert_words", {"alert_words": ["castle"]})
     )
-    mid = await send_stream_message(env, "hamlet", "Denmark", "@**all** the castle")
+    mid = await send_stream_message(env, "hamlet", "Denmark", f"@**{word}** the castle")
     flags = await message_flags(env, mid)
     assert flags[env.users["othello"].id] == STREAM_WILDCARD_MENTIONED | HAS_ALERT_WORD
     assert flags[env.users["hamlet"].id] == STREAM_WILDCARD_MENTIONED

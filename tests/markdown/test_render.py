@@ -73,25 +73,34 @@ def test_unknown_mention_stays_text(ctx: RenderContext) -> None:
     assert result.mentioned_user_ids == set()
 
 
-@pytest.mark.parametrize("word", ["all", "everyone", "stream"])
+@pytest.mark.parametrize("word", ["all", "everyone", "stream", "channel"])
 def test_stream_wildcards(ctx: RenderContext, word: str) -> None:
     result = render_markdown(f"@**{word}** look", ctx)
     assert result.html == (
-        f'<p><span class="user-mention" data-user-id="*">@{word}</span> look</p>'
+        f'<p><span class="user-mention channel-wildcard-mention" data-user-id="*">@{word}</span>'
+        " look</p>"
     )
     assert result.stream_wildcard_mention == word
     assert result.mentions_stream_wildcard
     assert result.topic_wildcard_mention is None
 
 
-def test_topic_wildcard_and_silent_wildcard(ctx: RenderContext) -> None:
-    result = render_markdown("@**topic** @_**all**", ctx)
+def test_topic_wildcard_and_silent_wildcards(ctx: RenderContext) -> None:
+    result = render_markdown("@**topic** @_**all** @_**topic**", ctx)
     assert result.html == (
         '<p><span class="topic-mention">@topic</span> '
-        '<span class="user-mention silent" data-user-id="*">all</span></p>'
+        '<span class="user-mention channel-wildcard-mention silent" data-user-id="*">all</span> '
+        '<span class="topic-mention silent">topic</span></p>'
     )
     assert result.topic_wildcard_mention == "topic"
     assert result.stream_wildcard_mention is None
+
+
+def test_a_wildcard_wins_over_a_user_of_that_name() -> None:
+    ctx = RenderContext(users=[MentionableUser(4, "channel")])
+    result = render_markdown("@**channel**", ctx)
+    assert result.mentioned_user_ids == set()
+    assert result.stream_wildcard_mention == "channel"
 
 
 def test_group_mentions(ctx: RenderContext) -> None:

@@ -110,7 +110,8 @@ class RenderResult:
 
     html: str = ""
     mentioned_user_ids: set[int] = field(default_factory=set)
-    # "all", "everyone" or "stream" when a stream-wide wildcard was mentioned (not silently).
+    # "all", "everyone", "stream" or "channel" when a channel-wide wildcard was mentioned
+    # (not silently).
     stream_wildcard_mention: str | None = None
     # "topic" when @**topic** was mentioned (not silently).
     topic_wildcard_mention: str | None = None

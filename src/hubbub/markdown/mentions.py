@@ -19,7 +19,8 @@ _USER_MENTION_ANYWHERE_RE = re.compile(_USER_MENTION)
 GROUP_MENTION_RE = re.compile(BEFORE_MENTION + r"@(?P<silent>_?)\*(?P<match>[^\*]+)\*")
 MENTION_ID_RE = re.compile(r"(?P<full_name>.+)?\|(?P<user_id>\d+)$")
 
-STREAM_WILDCARDS = ("all", "everyone", "stream")
+# The spellings of a channel-wide wildcard ("channel" since feature level 247).
+STREAM_WILDCARDS = ("all", "everyone", "stream", "channel")
 TOPIC_WILDCARDS = ("topic",)
 
 
@@ -62,7 +63,8 @@ def user_mention(state: StateInline, silent: bool) -> bool:
     user_id: str | None = None
     css = "user-mention"
     if name in STREAM_WILDCARDS:
-        user_id = "*"
+        # Zulip 10.2 marks channel wildcards apart from user mentions.
+        css, user_id = "user-mention channel-wildcard-mention", "*"
         if not is_silent:
             result.stream_wildcard_mention = name
     elif name in TOPIC_WILDCARDS:
