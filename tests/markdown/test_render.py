@@ -103,6 +103,28 @@ def test_a_wildcard_wins_over_a_user_of_that_name() -> None:
     assert result.stream_wildcard_mention == "channel"
 
 
+@pytest.mark.parametrize(
+    ("content", "mentioned"),
+    [
+        ("(@**Iago**)", True),
+        ("[@**Iago**]", True),
+        ("{@**Iago**}", True),
+        ("/@**Iago**", True),
+        ("'@**Iago**'", True),
+        ("a,@**Iago**", False),
+        ("a:@**Iago**", False),
+        ("a@**Iago**", False),
+    ],
+)
+def test_what_may_come_before_a_mention(ctx: RenderContext, content: str, mentioned: bool) -> None:
+    """Zulip 10.2's rule, shared by user, group and wildcard mentions and channel links."""
+    assert bool(render_markdown(content, ctx).mentioned_user_ids) is mentioned
+    group = content.replace("@**Iago**", "@*support*")
+    assert bool(render_markdown(group, ctx).mentioned_group_ids) is mentioned
+    link = content.replace("@**Iago**", "#**Verona**")
+    assert ('class="stream"' in render_markdown(link, ctx).html) is mentioned
+
+
 def test_group_mentions(ctx: RenderContext) -> None:
     result = render_markdown("@*support* @_*support* @*nope*", ctx)
     assert result.html == (

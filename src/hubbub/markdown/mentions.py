@@ -9,8 +9,10 @@ from markdown_it.rules_inline import StateInline
 
 from hubbub.markdown.state import ctx_of, push_html, result_of
 
-# What may come right before a mention or a channel link.
-BEFORE_MENTION = r"(?<![^\s'\"\(,:<])"
+# What may come right before a mention or a channel link: the start, whitespace, a quote
+# or an opening "(", "{", "[", "/" or "<" (Zulip 10.2's BEFORE_MENTION_ALLOWED_REGEX;
+# Zulip 8.0 took "," and ":" instead of "{", "[" and "/").
+BEFORE_MENTION = r"(?<![^\s'\"\(\{\[/<])"
 _USER_MENTION = r"@(?P<silent>_?)\*\*(?P<match>[^\*]+)\*\*"
 USER_MENTION_RE = re.compile(BEFORE_MENTION + _USER_MENTION)
 # The same without the look-behind: matched at every "@" of a whole message, it finds a
