@@ -200,6 +200,29 @@ def test_channel_link_targets(content: str, names: set[str], topics: set[tuple[s
     assert channel_link_targets(content) == (names, topics)
 
 
+def test_mentions_in_quotes_are_silent(ctx: RenderContext) -> None:
+    """Zulip silences every mention in a quote, so quoting a message notifies nobody it
+    mentioned again. (Zulip rewrites the quote's lines, so "` @**x**`" in a quote would
+    show "@_**x**"; "`@**x**`" has a backtick before the "@" and stays.)"""
+    result = render_markdown(
+        "> @**Iago** @**all** @*support* `@**topic**`\n\n```quote\n@**topic**\n```", ctx
+    )
+    assert result.html == (
+        "<blockquote>\n<p>"
+        '<span class="user-mention silent" data-user-id="1">Iago</span> '
+        '<span class="user-mention channel-wildcard-mention silent" data-user-id="*">all</span> '
+        '<span class="user-group-mention silent" data-user-group-id="10">support</span> '
+        "<code>@**topic**</code></p>\n</blockquote>\n"
+        '<blockquote>\n<p><span class="topic-mention silent">topic</span></p>\n</blockquote>'
+    )
+    assert not result.mentioned_user_ids
+    assert not result.mentioned_group_ids
+    assert result.stream_wildcard_mention is None
+    assert result.topic_wildcard_mention is None
+    # After the quote, mentions notify again.
+    assert render_markdown("> quoted\n\n@**Iago**", ctx).mentioned_user_ids == {1}
+
+
 def test_mentions_in_code_do_not_count(ctx: RenderContext) -> None:
     result = render_markdown("`@**Iago**`\n\n```\n@**all**\n```", ctx)
     assert result.mentioned_user_ids == set()

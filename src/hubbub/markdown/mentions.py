@@ -54,6 +54,13 @@ def may_mention_groups(content: str) -> bool:
     return "@*" in content or "@_*" in content
 
 
+def silence_mentions(text: str) -> str:
+    """``text`` with its user, group and wildcard mentions made silent, as Zulip does to
+    every line of a quote: quoting a message notifies nobody it mentioned again."""
+    text = USER_MENTION_RE.sub(lambda m: f"@_**{m.group('match')}**", text)
+    return GROUP_MENTION_RE.sub(lambda m: f"@_*{m.group('match')}*", text)
+
+
 def user_mention(state: StateInline, silent: bool) -> bool:
     if state.src[state.pos] != "@":
         return False

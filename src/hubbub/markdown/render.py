@@ -11,6 +11,7 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import isStrSpace
 from markdown_it.renderer import RendererHTML
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
@@ -19,6 +20,7 @@ from hubbub.markdown.blocks import PLACEHOLDER_RE, Stash, preprocess
 from hubbub.markdown.code import render_code_block
 from hubbub.markdown.context import RenderContext, RenderResult
 from hubbub.markdown.images import UploadPreview, image_attributes, preview_html
+from hubbub.markdown.mentions import silence_mentions
 from hubbub.markdown.sanitize import sanitize_html
 
 # Zulip's MAX_MESSAGE_LENGTH: longer content is cut as a send cuts it, so that no caller
@@ -129,6 +131,17 @@ def _render_cell_open(
     return f"<{token.tag}>"
 
 
+def _silence_quoted_mentions(state: StateCore) -> None:
+    """Mentions inside a block quote are silent (Zulip's BlockQuoteProcessor): run after
+    the block parse, before the inline rules read the text."""
+    depth = 0
+    for token in state.tokens:
+        if token.type in ("blockquote_open", "blockquote_close"):
+            depth += token.nesting
+        elif token.type == "inline" and depth > 0 and "@" in token.content:
+            token.content = silence_mentions(token.content)
+
+
 @lru_cache(maxsize=1)
 def _engine() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False})
@@ -137,6 +150,7 @@ def _engine() -> MarkdownIt:
     md.disable(["html_block", "reference", "lheading", "fence"])
     md.block.ruler.at("paragraph", _paragraph)
     inline.install(md)
+    md.core.ruler.before("inline", "zulip_quoted_mentions", _silence_quoted_mentions)
     rules: dict[str, Any] = {
         "text": _render_text,
         "code_inline": _render_code_inline,
