@@ -140,3 +140,16 @@ async def test_only_the_channels_a_message_names_are_loaded(
     async with env.services.db.read() as conn:
         ctx = await load_render_context(conn, env.realm, env.users["hamlet"], content=content)
     assert sorted(s.name for s in ctx.streams) == expected
+
+
+async def test_many_topic_links_are_looked_up_in_batches(env: TestEnv) -> None:
+    """More topic links than one statement's lookups still each name their message."""
+    denmark = await env.subscribe("hamlet", "Denmark")
+    first = await send_stream_message(env, "hamlet", "Denmark", "a", topic="t0")
+    last = await send_stream_message(env, "hamlet", "Denmark", "b", topic="t150")
+    rendered = await _render(env, "hamlet", " ".join(f"#**Denmark>t{i}**" for i in range(151)))
+    base = f"/#narrow/channel/{denmark.id}-Denmark/topic"
+    assert f'href="{base}/t0/with/{first}"' in rendered
+    assert f'href="{base}/t150/with/{last}"' in rendered
+    assert rendered.count("/with/") == 2
+    assert rendered.count('class="stream-topic"') == 151

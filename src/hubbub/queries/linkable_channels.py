@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hubbub.db.dialects import PerDialect, ids_argument
+from hubbub.db.fast import fetch_rows, named
 from hubbub.db.tables import message, recipient, stream, subscription, user_message
 from hubbub.models import Stream, User
 from hubbub.queries.message_dicts import RECIPIENT_STREAM
@@ -43,6 +46,13 @@ _REALM_CHANNELS = _CHANNELS.where(stream.c.realm_id == sa.bindparam("realm_id"))
 _NAMED_CHANNELS = PerDialect(
     lambda dialect: _REALM_CHANNELS.where(dialect.in_ids(stream.c.name, "names"))
 )
+_SUBSCRIBED = PerDialect(
+    lambda dialect: sa.select(subscription.c.stream_id).where(
+        subscription.c.user_profile_id == sa.bindparam("user_id"),
+        subscription.c.active,
+        dialect.in_ids(subscription.c.stream_id, "ids"),
+    )
+)
 
 
 def _one_per_name(rows: Iterable[LinkableChannel]) -> list[LinkableChannel]:
@@ -57,14 +67,8 @@ def _one_per_name(rows: Iterable[LinkableChannel]) -> list[LinkableChannel]:
 async def _subscribed_ids(conn: AsyncConnection, user: User, ids: Collection[int]) -> set[int]:
     if not ids:
         return set()
-    rows = await conn.execute(
-        sa.select(subscription.c.stream_id).where(
-            subscription.c.user_profile_id == user.id,
-            subscription.c.active,
-            subscription.c.stream_id.in_(sorted(ids)),
-        )
-    )
-    return {int(stream_id) for (stream_id,) in rows}
+    params = {"user_id": user.id, "ids": ids_argument(conn, ids)}
+    return {int(stream_id) for (stream_id,) in await fetch_rows(conn, _SUBSCRIBED(conn), params)}
 
 
 async def get_linkable_channels(
@@ -73,14 +77,14 @@ async def get_linkable_channels(
     """The realm's channels named ``names`` (exactly, as Zulip matches link names; every
     channel when None) that ``writer`` may read, or all of them with no writer."""
     if names is None:
-        rows = await conn.execute(_REALM_CHANNELS, {"realm_id": realm_id})
+        rows = await fetch_rows(conn, _REALM_CHANNELS, {"realm_id": realm_id})
     elif not names:
         return []
     else:
         params = {"realm_id": realm_id, "names": ids_argument(conn, names)}
-        rows = await conn.execute(_NAMED_CHANNELS(conn), params)
+        rows = await fetch_rows(conn, _NAMED_CHANNELS(conn), params)
     channels = _one_per_name(
-        LinkableChannel(Stream.from_row(row), row.recipient_id) for row in rows
+        LinkableChannel(Stream.from_row(row), named(row)["recipient_id"]) for row in rows
     )
     if writer is None:
         return channels
@@ -92,7 +96,7 @@ async def get_linkable_channels(
     ]
 
 
-def _first_message(i: int, *, public_history: bool) -> sa.ScalarSelect[int]:
+def _first_message(i: int, *, public_history: bool) -> sa.ScalarSelect[Any]:
     """The oldest message of topic ``t{i}`` in the channel of recipient ``r{i}``; when the
     history is not public, the oldest that the ``reader`` has a row for. The topic is
     compared as the topic narrow compares it (the database's lower case, on both sides)."""
@@ -108,6 +112,19 @@ def _first_message(i: int, *, public_history: bool) -> sa.ScalarSelect[int]:
             )
         )
     return query.scalar_subquery()
+
+
+@lru_cache(maxsize=64)
+def _topics_statement(public_history: tuple[bool, ...]) -> sa.Select[Any]:
+    """One row holding a lookup per topic, the ``i``-th in a channel whose history is
+    public when ``public_history[i]``; built once per shape, as a statement's building
+    cost more than its run."""
+    return sa.select(
+        *(
+            _first_message(i, public_history=public).label(f"m{i}")
+            for i, public in enumerate(public_history)
+        )
+    )
 
 
 async def get_topic_link_message_ids(
@@ -131,14 +148,12 @@ async def get_topic_link_message_ids(
     found: dict[tuple[str, str], int] = {}
     for start in range(0, len(lookups), _TOPICS_PER_STATEMENT):
         chunk = lookups[start : start + _TOPICS_PER_STATEMENT]
-        columns = []
+        shape = tuple(channel.stream.history_public_to_subscribers for _, channel in chunk)
         params: dict[str, object] = {"reader": reader.id if reader is not None else 0}
         for i, ((_, topic), channel) in enumerate(chunk):
-            public = channel.stream.history_public_to_subscribers
-            columns.append(_first_message(i, public_history=public).label(f"m{i}"))
             params[f"r{i}"] = channel.recipient_id
             params[f"t{i}"] = topic
-        row = (await conn.execute(sa.select(*columns), params)).one()
+        row = (await conn.execute(_topics_statement(shape), params)).one()
         for (pair, _), message_id in zip(chunk, row, strict=True):
             if message_id is not None:
                 found[pair] = int(message_id)
