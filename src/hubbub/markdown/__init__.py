@@ -1,4 +1,4 @@
-"""Zulip-flavoured Markdown: message content to the HTML Zulip 8.0 clients expect.
+"""Zulip-flavoured Markdown: message content to the HTML that Zulip 10.2 clients expect.
 
 Pure and database-free: the caller loads a :class:`RenderContext` and calls
 :func:`render_markdown`; :func:`topic_links` linkifies a topic name.

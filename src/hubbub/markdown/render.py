@@ -276,7 +276,7 @@ def prepare_content(content: str) -> str:
 
 
 def render_markdown(content: str, ctx: RenderContext) -> RenderResult:
-    """Render a message's Markdown as Zulip 8.0 does and collect its mentions and links."""
+    """Render a message's Markdown as Zulip 10.2 does and collect its mentions and links."""
     content = prepare_content(content)
     result = RenderResult()
     stash = Stash()
