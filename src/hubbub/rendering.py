@@ -58,24 +58,27 @@ async def render_realm_text(
 # ``/server_settings`` without building the renderer (tests check that the two agree).
 DEFAULT_REALM_DESCRIPTION_HTML = "<p>The coolest place in the universe.</p>"
 
-# The last rendering of each organization's description, by realm id: (description,
-# realm URL, HTML). Like Zulip's cache of it, an entry lasts until the description (or
-# the URL it was rendered for) changes, so a mention shows the name it had then.
-_realm_descriptions: dict[int, tuple[str, str, str]] = {}
 
+class RealmDescriptions:
+    """The last rendering of each organization's description, by realm id, kept by a
+    process's services. Like Zulip's cache of it, an entry lasts until the description
+    (or the URL it was rendered for) changes, so a mention shows the name it had then."""
 
-async def render_realm_description(
-    conn: AsyncConnection, realm_id: int, description: str, *, realm_url: str = ""
-) -> str:
-    """The organization description's HTML, with Zulip's text for an empty one."""
-    if not description:
-        return DEFAULT_REALM_DESCRIPTION_HTML
-    cached = _realm_descriptions.get(realm_id)
-    if cached is not None and cached[:2] == (description, realm_url):
-        return cached[2]
-    html = await render_realm_text(conn, realm_id, description, realm_url=realm_url)
-    _realm_descriptions[realm_id] = (description, realm_url, html)
-    return html
+    def __init__(self) -> None:
+        self._rendered: dict[int, tuple[str, str, str]] = {}
+
+    async def render(
+        self, conn: AsyncConnection, realm_id: int, description: str, *, realm_url: str = ""
+    ) -> str:
+        """The organization description's HTML, with Zulip's text for an empty one."""
+        if not description:
+            return DEFAULT_REALM_DESCRIPTION_HTML
+        cached = self._rendered.get(realm_id)
+        if cached is not None and cached[:2] == (description, realm_url):
+            return cached[2]
+        html = await render_realm_text(conn, realm_id, description, realm_url=realm_url)
+        self._rendered[realm_id] = (description, realm_url, html)
+        return html
 
 
 async def render_markdown_off_loop(content: str, ctx: RenderContext) -> RenderResult:

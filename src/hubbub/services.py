@@ -21,6 +21,7 @@ from hubbub.queries.people import PeopleCache
 from hubbub.queries.presence import PresenceAnswers
 from hubbub.queries.subscriber_cache import SubscriberCache
 from hubbub.ratelimit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
+from hubbub.rendering import RealmDescriptions
 from hubbub.settings import Settings
 from hubbub.transaction import Tx
 
@@ -43,6 +44,7 @@ class Services:
     presence: PresenceAnswers = field(default_factory=PresenceAnswers)
     people: PeopleCache = field(default_factory=PeopleCache)
     subscribers: SubscriberCache = field(default_factory=SubscriberCache)
+    realm_descriptions: RealmDescriptions = field(default_factory=RealmDescriptions)
     # Whether the last publish failed for an unreachable bus: one log line per outage.
     bus_down: bool = False
     # The database, Redis or disk failures requests are meeting (one log line each).

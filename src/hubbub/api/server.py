@@ -10,7 +10,6 @@ from hubbub.api.urls import realm_url
 from hubbub.errors import InvalidSubdomainError
 from hubbub.push.bouncer import push_configured
 from hubbub.queries.realm_info import authentication_methods, realm_icon_url
-from hubbub.rendering import render_realm_description
 
 
 @endpoint("GET", "/server_settings", auth=False)
@@ -33,10 +32,9 @@ async def get_server_settings(req: ApiRequest) -> Payload:
     # On a subdomain with no organization only the server-wide keys are known.
     if realm is not None:
         url = realm_url(req)
-        # Rendered on each request, as the text may mention users and channels whose
-        # names change; Zulip 10.2 renders it in the realm, without previews.
+        # Zulip 10.2 renders it in the realm, without previews; kept until it changes.
         async with req.services.db.read() as conn:
-            description = await render_realm_description(
+            description = await req.services.realm_descriptions.render(
                 conn, realm.id, realm.description, realm_url=url
             )
         result.update(
