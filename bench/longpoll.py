@@ -313,18 +313,16 @@ def redacted(url: str) -> str:
 
 async def drop_keys(redis_url: str, pattern: str) -> int:
     """Delete the keys matching ``pattern`` (the server's namespace); how many there were."""
-    from hubbub.redis_client import Redis
+    from redis.asyncio import Redis
 
     client = Redis.from_url(redis_url)
     try:
-        removed, cursor = 0, b"0"
+        removed, cursor = 0, 0
         while True:
-            cursor, keys = await client.execute_command(
-                "SCAN", cursor, "MATCH", pattern, "COUNT", 1000
-            )
+            cursor, keys = await client.scan(cursor, match=pattern, count=1000)
             if keys:
-                removed += await client.execute_command("DEL", *keys)
-            if cursor == b"0":
+                removed += await client.delete(*keys)
+            if cursor == 0:
                 return int(removed)
     finally:
         await client.aclose()

@@ -29,7 +29,6 @@ from hubbub.db.migrate import upgrade
 from hubbub.events.bus import Notice
 from hubbub.models import Realm, Role, Stream, User
 from hubbub.queries.streams import get_stream_by_name
-from hubbub.redis_client import Redis
 from hubbub.services import Services, build_services
 from hubbub.settings import Settings
 from tests import openapi
@@ -310,17 +309,17 @@ def with_test_redis(settings: Settings) -> Settings:
 async def drop_redis_namespace(url: str, namespace: str) -> int:
     """Delete every key under ``namespace:`` (a test's own), so that test runs do not
     leave their queues and counters in the shared Redis; the number deleted."""
-    client = Redis.from_url(url)
-    deleted = 0
+    # Imported here: the embedded mode's tests never load redis-py.
+    from hubbub.redis_connection import connect_redis
+
+    client = connect_redis(url)
+    deleted, cursor = 0, 0
     try:
-        cursor = b"0"
         while True:
-            cursor, keys = await client.execute_command(
-                "SCAN", cursor, "MATCH", f"{namespace}:*", "COUNT", 1000
-            )
+            cursor, keys = await client.scan(cursor, match=f"{namespace}:*", count=1000)
             if keys:
-                deleted += await client.execute_command("UNLINK", *keys)
-            if cursor == b"0":
+                deleted += await client.unlink(*keys)
+            if cursor == 0:
                 return deleted
     finally:
         await client.aclose()

@@ -126,12 +126,12 @@ def _writable(path: Path) -> bool:
 
 
 async def _check_redis(services: Services) -> None:
-    from hubbub.redis_client import RedisError
-
     if services.redis is None:
         return
+    from redis.exceptions import RedisError
+
     try:
-        await asyncio.wait_for(services.redis.execute_command("PING"), REDIS_CHECK_SECONDS)
+        await asyncio.wait_for(services.redis.ping(), REDIS_CHECK_SECONDS)
     except (RedisError, OSError, TimeoutError) as exc:
         where = services.settings.redis_url.rsplit("@", 1)[-1]
         reason = str(exc) or "no answer"

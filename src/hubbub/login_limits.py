@@ -24,7 +24,7 @@ from hubbub.errors import RateLimitedError
 from hubbub.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 
 if TYPE_CHECKING:  # the Redis client is imported only by servers that use it (idle memory)
-    from hubbub.redis_client import Redis
+    from redis.asyncio import Redis
 
 # One Argon2 check at a time per process: on a small machine a second one would take the
 # core that answers everyone else's requests.

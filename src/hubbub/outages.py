@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import logging
 import sqlite3
+import sys
 
 from sqlalchemy import exc as sa_exc
 
@@ -53,11 +54,18 @@ def _is_disk_full(exc: BaseException) -> bool:
     return False
 
 
+def _redis_unreachable(exc: BaseException) -> bool:
+    # Looked up, not imported: without Redis (the embedded mode) redis-py is never loaded,
+    # and then no exception can be one of its.
+    exceptions = sys.modules.get("redis.exceptions")
+    return exceptions is not None and isinstance(
+        exc, exceptions.ConnectionError | exceptions.TimeoutError
+    )
+
+
 def _unreachable_service(exc: BaseException) -> str | None:
     """Which service ``exc`` says cannot be reached: "database", "redis" or None."""
-    from hubbub.redis_client import RedisConnectionError
-
-    if isinstance(exc, RedisConnectionError):
+    if _redis_unreachable(exc):
         return "redis"
     if isinstance(exc, sa_exc.TimeoutError):
         # No pooled connection came free: the database is not answering.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from hubbub.clock import Clock
 
 if TYPE_CHECKING:  # the Redis client is imported only by servers that use it (idle memory)
-    from hubbub.redis_client import Redis
+    from redis.asyncio import Redis
 
 logger = logging.getLogger("hubbub.ratelimit")
 
@@ -134,45 +134,47 @@ class RedisRateLimiter:
             self._outage.retry_at = None
 
     async def clear(self, key: str) -> None:
-        from hubbub.redis_client import RedisConnectionError
+        from hubbub.redis_connection import UNREACHABLE
 
         await self.fallback.clear(key)
         if self._use_fallback():
             return
         try:
-            await self.redis.execute_command("DEL", self._name(key))
-        except (RedisConnectionError, OSError, TimeoutError) as exc:
+            await self.redis.delete(self._name(key))
+        except UNREACHABLE as exc:
             self._failed(exc)
             return
         self._answered()
 
     async def hit(self, key: str) -> RateLimitResult:
-        from hubbub.redis_client import RedisConnectionError
+        from hubbub.redis_connection import UNREACHABLE
 
         if self._use_fallback():
             return await self.fallback.hit(key)
         try:
             result = await self._shared_hit(key)
-        except (RedisConnectionError, OSError, TimeoutError) as exc:
+        except UNREACHABLE as exc:
             self._failed(exc)
             return await self.fallback.hit(key)
         self._answered()
         return result
 
     async def _shared_hit(self, key: str) -> RateLimitResult:
+        # Neither step is resent after a broken connection (``redis_connection``): the
+        # second would count the request twice; the request is then counted locally.
         now = self.clock.now()
         name = self._name(key)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.command("ZREMRANGEBYSCORE", name, "-inf", now - self.window)
-            pipe.command("ZCARD", name)
-            pipe.command("ZRANGE", name, 0, 0, "WITHSCORES")
+            pipe.zremrangebyscore(name, "-inf", now - self.window)
+            pipe.zcard(name)
+            pipe.zrange(name, 0, 0, withscores=True)
             _, count, oldest = await pipe.execute()
-        oldest_time = float(oldest[1]) if oldest else now  # [member, score]
+        oldest_time = float(oldest[0][1]) if oldest else now  # [(member, score)]
         if count >= self.limit:
             return RateLimitResult(False, self.limit, 0, oldest_time + self.window - now)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.command("ZADD", name, now, f"{now}:{uuid.uuid4().hex[:8]}")
-            pipe.command("EXPIRE", name, int(self.window) + 1)
+            pipe.zadd(name, {f"{now}:{uuid.uuid4().hex[:8]}": now})
+            pipe.expire(name, int(self.window) + 1)
             await pipe.execute()
         return RateLimitResult(
             True, self.limit, self.limit - count - 1, oldest_time + self.window - now

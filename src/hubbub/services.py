@@ -28,7 +28,7 @@ from hubbub.transaction import Tx
 logger = logging.getLogger("hubbub.events")
 
 if TYPE_CHECKING:  # the Redis client is imported only by servers that use it (idle memory)
-    from hubbub.redis_client import Redis
+    from redis.asyncio import Redis
 
 
 @dataclass
@@ -104,7 +104,7 @@ class Services:
         fail that way)."""
         if self.redis is None:
             return ()
-        from hubbub.redis_client import RedisError
+        from redis.exceptions import RedisError
 
         return (RedisError, OSError)
 
@@ -165,9 +165,9 @@ def build_services(settings: Settings, *, clock: Clock | None = None) -> Service
     clock = clock or SystemClock()
     redis: Redis | None = None
     if settings.redis_url:
-        from hubbub.redis_client import Redis
+        from hubbub.redis_connection import connect_redis
 
-        redis = Redis.from_url(settings.redis_url)
+        redis = connect_redis(settings.redis_url)
     db = Database(settings.effective_database_url)
     return Services(
         settings=settings,

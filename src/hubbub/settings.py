@@ -155,10 +155,10 @@ def _check_database_url(url: str) -> None:
 
 def _check_redis_url(url: str) -> None:
     # The Redis client is imported only when Redis is configured (idle memory).
-    from hubbub.redis_client import Address
+    from hubbub.redis_connection import check_redis_url
 
     try:
-        Address.from_url(url)
+        check_redis_url(url)
     except ValueError as exc:
         shown = str(exc).replace(url, _URL_PASSWORD.sub(r"\1***@", url))
         raise SettingsError(f"--redis-url (HUBBUB_REDIS_URL): {shown}") from None

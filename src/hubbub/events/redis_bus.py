@@ -12,6 +12,9 @@ A poll waits on a per-process wake-up, fed by one pub/sub subscription on ``ns:w
 whose messages name the queues woken, separated by spaces; a poll announcing itself (to
 end older polls of its queue) names its queue as ``<id>@<token>``, so that it does not
 wake itself.
+
+Which calls may go twice (``redis_connection``): the pure reads go once more after a
+broken connection (``read_again``); the rest change the queues and are never resent.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import secrets
 from typing import Any
 
 import orjson
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
 from hubbub.clock import Clock
 from hubbub.errors import BadEventQueueIdError
@@ -40,9 +45,14 @@ from hubbub.events.queues import (
     queues_to_evict,
 )
 from hubbub.events.redis_scripts import MEMBERS, POLL, PUSH, READ_WOKEN, REMEMBER
-from hubbub.redis_client import PubSub, Redis
+from hubbub.redis_connection import read_again
 
 logger = logging.getLogger("hubbub.events")
+
+
+def _text(raw: object) -> str:
+    """A reply as text: the client leaves replies as bytes."""
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 class RedisEventBus:
@@ -103,26 +113,35 @@ class RedisEventBus:
         return f"{self.ns}:pq:{realm_id}"
 
     async def start(self) -> None:
-        self._pubsub = self.redis.pubsub()
+        self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(f"{self.ns}:wake")
         self._listener = asyncio.create_task(self._listen(self._pubsub))
 
     async def _listen(self, pubsub: PubSub) -> None:
+        lost = False
         while True:
             try:
-                message = await pubsub.get_message(wait=1.0)
+                # After a failure redis-py connects again and subscribes again on the next
+                # read.
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                logger.exception("event bus: lost the Redis subscription; retrying")
+            except Exception as exc:
+                if not lost:
+                    logger.error("event bus: lost the Redis subscription (%s); retrying", exc)
+                    lost = True
                 await asyncio.sleep(0.5)
                 continue
-            if message is None:
+            if lost:
+                logger.warning("event bus: subscribed to Redis again")
+                lost = False
+            if message is None or message["type"] != "message":
                 continue
+            data: bytes = message["data"]
             # One message names every queue a publish touched (queue ids have no spaces),
             # or one poll announcing itself.
             held: list[tuple[str, str]] = []
-            for item in message.decode().split():
+            for item in data.decode().split():
                 queue_id, _, token = item.partition("@")
                 if queue_id in self._waiters:
                     held.append((queue_id, token))
@@ -155,7 +174,8 @@ class RedisEventBus:
         if not queue_ids:
             return
         try:
-            replies = await self._read_woken(keys=keys, args=args)
+            # A read that also renews the expiries it read: harmless twice.
+            replies = await read_again(lambda: self._read_woken(keys=keys, args=args))
         except Exception:
             # Each woken poll then reads its own queue, as it would have anyway.
             logger.exception("event bus: could not read the woken queues")
@@ -175,27 +195,24 @@ class RedisEventBus:
             for waiter in waiters:
                 wake(waiter, timed_out=False)
         if self._pubsub is not None:
-            await self._pubsub.aclose()
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
 
     async def create_queue(self, spec: QueueSpec, now: float) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.command(
-                "HSET",
+            pipe.hset(
                 self._q(spec.queue_id),
-                "spec",
-                orjson.dumps(spec.to_dict()),
-                "next_id",
-                0,
-                "pruned",
-                -1,
-                "generation",
-                0,
+                mapping={
+                    "spec": orjson.dumps(spec.to_dict()),
+                    "next_id": 0,
+                    "pruned": -1,
+                    "generation": 0,
+                },
             )
-            pipe.command("SADD", self._uq(spec.user_id), spec.queue_id)
-            pipe.command("SMEMBERS", self._uq(spec.user_id))
+            pipe.sadd(self._uq(spec.user_id), spec.queue_id)
+            pipe.smembers(self._uq(spec.user_id))
             if spec.all_public_streams:
-                pipe.command("SADD", self._pq(spec.realm_id), spec.queue_id)
-            pipe.command("ZADD", f"{self.ns}:queues", now + spec.lifespan_seconds, spec.queue_id)
+                pipe.sadd(self._pq(spec.realm_id), spec.queue_id)
+            pipe.zadd(f"{self.ns}:queues", {spec.queue_id: now + spec.lifespan_seconds})
             replies = await pipe.execute()
         self._specs[spec.queue_id] = spec
         others = [q.decode() for q in replies[2] if q.decode() != spec.queue_id]
@@ -208,12 +225,9 @@ class RedisEventBus:
         specs = await self._load_specs(set(others))
         stale = [q for q in others if q not in specs]
         if stale:  # ids left in the user's set by a queue that is gone
-            await self.redis.execute_command("SREM", self._uq(user_id), *stale)
+            await self.redis.srem(self._uq(user_id), *stale)
         others = [q for q in others if q in specs]
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for queue_id in others:
-                pipe.command("ZSCORE", f"{self.ns}:queues", queue_id)
-            scores = await pipe.execute() if others else []
+        scores = await read_again(lambda: self._scores(others)) if others else []
         owned = [
             (q, True, float(score or 0) - specs[q].lifespan_seconds)
             for q, score in zip(others, scores, strict=True)
@@ -222,6 +236,13 @@ class RedisEventBus:
             logger.info("user %d has too many event queues; removed %s", user_id, queue_id)
             await self._remove(queue_id)
 
+    async def _scores(self, queue_ids: list[str]) -> list[float | None]:
+        """The queues' expiry times (``ns:queues``), in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for queue_id in queue_ids:
+                pipe.zscore(f"{self.ns}:queues", queue_id)
+            return await pipe.execute()
+
     async def _remove(self, queue_id: str) -> None:
         """``delete_queue``, for a queue that may have gone meanwhile."""
         with contextlib.suppress(BadEventQueueIdError):
@@ -229,9 +250,11 @@ class RedisEventBus:
 
     async def get_queue(self, queue_id: str) -> QueueSpec | None:
         spec = self._specs.get(queue_id)
-        if spec is not None and await self.redis.execute_command("EXISTS", self._q(queue_id)):
-            return spec
-        raw = await self.redis.execute_command("HGET", self._q(queue_id), "spec")
+        if spec is not None:
+            exists: int = await read_again(lambda: self.redis.exists(self._q(queue_id)))
+            if exists:
+                return spec
+        raw = await read_again(lambda: self.redis.hget(self._q(queue_id), "spec"))
         if raw is None:
             self._specs.pop(queue_id, None)
             return None
@@ -244,11 +267,11 @@ class RedisEventBus:
         if spec is None:
             raise BadEventQueueIdError(queue_id)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.command("DEL", self._q(queue_id), self._qe(queue_id))
-            pipe.command("SREM", self._uq(spec.user_id), queue_id)
-            pipe.command("SREM", self._pq(spec.realm_id), queue_id)
-            pipe.command("ZREM", f"{self.ns}:queues", queue_id)
-            pipe.command("PUBLISH", f"{self.ns}:wake", queue_id)
+            pipe.delete(self._q(queue_id), self._qe(queue_id))
+            pipe.srem(self._uq(spec.user_id), queue_id)
+            pipe.srem(self._pq(spec.realm_id), queue_id)
+            pipe.zrem(f"{self.ns}:queues", queue_id)
+            pipe.publish(f"{self.ns}:wake", queue_id)
             await pipe.execute()
         self._specs.pop(queue_id, None)
 
@@ -257,9 +280,8 @@ class RedisEventBus:
         public_realms = sorted({n.realm_id for n in notices if n.public_stream_except is not None})
         if not user_ids and not public_realms:
             return
-        memberships = await self._members(
-            keys=[self._uq(u) for u in user_ids] + [self._pq(r) for r in public_realms]
-        )
+        sets = [self._uq(u) for u in user_ids] + [self._pq(r) for r in public_realms]
+        memberships = await read_again(lambda: self._members(keys=sets))
         queues_of = {
             user_id: [q.decode() for q in members]
             for user_id, members in zip(user_ids, memberships[: len(user_ids)], strict=True)
@@ -271,38 +293,50 @@ class RedisEventBus:
         specs = await self._load_specs(
             {q for queues in (*queues_of.values(), *public_of.values()) for q in queues}
         )
-        # Every push and the wake-up go in one round trip: one script call per notice and
-        # one message naming every woken queue. A queue deleted meanwhile makes its push a
-        # no-op (the script checks), and waking nobody is harmless.
+        # One script call per notice (keys and bodies for ``redis_scripts.PUSH``). A queue
+        # deleted meanwhile makes its push a no-op (the script checks).
+        pushes: list[tuple[list[str], list[str | int]]] = []
         woken: set[str] = set()
+        for notice in notices:
+            targets = [q for u in notice.user_ids for q in queues_of.get(u, ())]
+            if notice.public_stream_except is not None:
+                targets += [
+                    q
+                    for q in public_of.get(notice.realm_id, ())
+                    if q in specs and specs[q].user_id not in notice.public_stream_except
+                ]
+            keys: list[str] = []
+            bodies: list[str | int] = [self.max_queue_bytes]
+            shapes = ShapedOnce(notice.event)
+            for queue_id in targets:
+                spec = specs.get(queue_id)
+                body = shapes.json(spec) if spec is not None else None
+                if body is None:
+                    continue
+                keys += (self._q(queue_id), self._qe(queue_id))
+                bodies.append(body)
+                woken.add(queue_id)
+            if keys:
+                pushes.append((keys, bodies))
+        if woken:
+            over = await self._push_and_wake(pushes, sorted(woken))
+            await self._drop_overfull(over)
+
+    async def _push_and_wake(
+        self, pushes: list[tuple[list[str], list[str | int]]], woken: list[str]
+    ) -> list[bytes]:
+        """Run the pushes and one wake-up message naming every woken queue, in one round
+        trip; the hashes of the queues found too full. Never sent twice: if the
+        connection breaks, Redis may have run it."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            for notice in notices:
-                targets = [q for u in notice.user_ids for q in queues_of.get(u, ())]
-                if notice.public_stream_except is not None:
-                    targets += [
-                        q
-                        for q in public_of.get(notice.realm_id, ())
-                        if q in specs and specs[q].user_id not in notice.public_stream_except
-                    ]
-                keys: list[str] = []
-                bodies: list[str | int] = [self.max_queue_bytes]
-                shapes = ShapedOnce(notice.event)
-                for queue_id in targets:
-                    spec = specs.get(queue_id)
-                    body = shapes.json(spec) if spec is not None else None
-                    if body is None:
-                        continue
-                    keys += (self._q(queue_id), self._qe(queue_id))
-                    bodies.append(body)
-                    woken.add(queue_id)
-                if keys:
-                    self._push.queue(pipe, keys, bodies)
-            if woken:
-                pipe.command("PUBLISH", f"{self.ns}:wake", " ".join(sorted(woken)))
-                replies = await pipe.execute()
-                await self._drop_overfull(
-                    [key for reply in replies[:-1] for key in reply]  # the pushes' replies
-                )
+            for keys, bodies in pushes:
+                # Sent whole (EVAL, which Redis looks up by its SHA-1 and compiles once):
+                # redis-py would otherwise first check that the pipeline's scripts are
+                # loaded, a round trip more per publish.
+                pipe.eval(PUSH, len(keys), *keys, *bodies)
+            pipe.publish(f"{self.ns}:wake", " ".join(woken))
+            replies = await pipe.execute()
+        return [key for reply in replies[:-1] for key in reply]
 
     async def _drop_overfull(self, hashes: list[bytes]) -> None:
         """Remove the queues a push found too full (``redis_scripts.PUSH``): their clients
@@ -326,36 +360,40 @@ class RedisEventBus:
         return None if spec is None else spec.user_id
 
     async def vouches_for(self, queue_id: str, digest: str, now: float) -> bool:
-        raw = await self.redis.execute_command("HGET", self._q(queue_id), "cred")
+        raw = await read_again(lambda: self.redis.hget(self._q(queue_id), "cred"))
         if raw is None:
             return False
-        verified_at, _, stored = raw.decode().partition(":")
+        verified_at, _, stored = _text(raw).partition(":")
         return credentials_fresh(stored, float(verified_at), digest, now)
 
     async def forget_credentials(self, user_ids: list[int]) -> None:
-        memberships = await self._members(keys=[self._uq(u) for u in user_ids])
+        sets = [self._uq(u) for u in user_ids]
+        memberships = await read_again(lambda: self._members(keys=sets))
         queue_ids = sorted({q.decode() for members in memberships for q in members})
         if queue_ids:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for queue_id in queue_ids:
-                    pipe.command("HDEL", self._q(queue_id), "cred")
+                    pipe.hdel(self._q(queue_id), "cred")
                 await pipe.execute()
 
     async def _load_specs(self, queue_ids: set[str]) -> dict[str, QueueSpec]:
         """Specs of the given queues, from this process's cache or in one round trip."""
         missing = sorted(q for q in queue_ids if q not in self._specs)
         if missing:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for queue_id in missing:
-                    pipe.command("HGET", self._q(queue_id), "spec")
-                raws = await pipe.execute()
+            raws = await read_again(lambda: self._raw_specs(missing))
             for queue_id, raw in zip(missing, raws, strict=True):
                 if raw is not None:
                     self._specs[queue_id] = QueueSpec.from_dict(orjson.loads(raw))
         return {q: self._specs[q] for q in queue_ids if q in self._specs}
 
+    async def _raw_specs(self, queue_ids: list[str]) -> list[bytes | None]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for queue_id in queue_ids:
+                pipe.hget(self._q(queue_id), "spec")
+            return await pipe.execute()
+
     async def _events(self, queue_id: str) -> list[dict[str, Any]]:
-        raws = await self.redis.execute_command("LRANGE", self._qe(queue_id), 0, -1)
+        raws = await read_again(lambda: self.redis.lrange(self._qe(queue_id), 0, -1))
         return [orjson.loads(raw) for raw in raws]
 
     async def get_events(
@@ -449,10 +487,7 @@ class RedisEventBus:
                     self._forget_waiter(queue_id, waiter)
                     waiter = loop.create_future()
                     self._waiters.setdefault(queue_id, set()).add(waiter)
-                    async with self.redis.pipeline(transaction=False) as pipe:
-                        pipe.command("LRANGE", self._qe(queue_id), 0, -1)
-                        pipe.command("HGET", key, "generation")
-                        raws, current = await pipe.execute()
+                    raws, current = await read_again(lambda: self._events_and_generation(queue_id))
                     if current is None:
                         return []  # deleted meanwhile
                     if int(current) != generation or self._releasing:
@@ -477,13 +512,18 @@ class RedisEventBus:
         finally:
             self._forget_waiter(queue_id, waiter)
             if not renewed:
-                await self.redis.execute_command(
-                    "ZADD",
+                await self.redis.zadd(
                     f"{self.ns}:queues",
-                    "XX",
-                    self.clock.now() + spec.lifespan_seconds,
-                    queue_id,
+                    {queue_id: self.clock.now() + spec.lifespan_seconds},
+                    xx=True,
                 )
+
+    async def _events_and_generation(self, queue_id: str) -> list[Any]:
+        """The queue's raw events and its poll generation (None: the queue is gone)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.lrange(self._qe(queue_id), 0, -1)
+            pipe.hget(self._q(queue_id), "generation")
+            return await pipe.execute()
 
     def _heartbeat_delay(self) -> float:
         if self.heartbeat_seconds is not None:
@@ -493,11 +533,12 @@ class RedisEventBus:
     async def expire_queues(self, now: float) -> int:
         """Remove queues whose expiry time has passed (see ``ns:queues``)."""
         expired = 0
-        due = await self.redis.execute_command("ZRANGEBYSCORE", f"{self.ns}:queues", "-inf", now)
+        index = f"{self.ns}:queues"
+        due = await read_again(lambda: self.redis.zrangebyscore(index, "-inf", now))
         for raw in due:
-            queue_id = raw.decode()
+            queue_id = _text(raw)
             # Remove from the index first: only the worker that wins this deletes the queue.
-            if await self.redis.execute_command("ZREM", f"{self.ns}:queues", queue_id):
+            if await self.redis.zrem(index, queue_id):
                 with contextlib.suppress(BadEventQueueIdError):
                     await self.delete_queue(queue_id)
                     expired += 1
