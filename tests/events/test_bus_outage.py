@@ -1,18 +1,28 @@
 """A Redis outage loses no committed change's events: writes made while the bus is
 unreachable are acknowledged, their events wait in the outbox, and every open queue gets
-them once Redis answers again (``Services.publish_committed``)."""
+them once Redis answers again (``Services.publish_committed``). Nor does it deliver any
+twice: a publish whose reply was lost is not repeated."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import pytest
+from redis.asyncio.client import PubSub
 
+from hubbub.redis_connection import connect_redis
 from hubbub.settings import Settings
 from hubbub.workers.event_outbox import relay_event_outbox
 from tests.events.verify import register
-from tests.helpers import TestEnv, assert_success, running_env, with_test_redis
+from tests.helpers import (
+    TestEnv,
+    assert_success,
+    redis_url_or_skip,
+    running_env,
+    with_test_redis,
+)
 from tests.tcp_cut import CuttableRelay, cuttable_relay
 
 
@@ -60,3 +70,68 @@ async def test_sends_during_an_outage_are_acknowledged_and_reach_queues_after(
     ] == ids
     assert await relay_event_outbox(env.services) == 0
     assert any("reachable again" in r.getMessage() for r in caplog.records)
+
+
+@pytest.fixture
+async def wake_ups(env: TestEnv) -> AsyncIterator[PubSub]:
+    """A subscription of its own, straight to Redis, to the bus's wake-up messages."""
+    client = connect_redis(redis_url_or_skip())
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(f"{env.services.settings.redis_namespace}:wake")
+    try:
+        yield pubsub
+    finally:
+        await pubsub.aclose()  # type: ignore[no-untyped-call]
+        await client.aclose()
+
+
+async def _received(pubsub: PubSub, seconds: float = 0.5) -> list[bytes]:
+    """The messages the subscription gets within ``seconds``."""
+    received = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while (left := deadline - loop.time()) > 0:
+        # None also for the confirmation of the subscription.
+        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+        if message is not None:
+            received.append(message["data"])
+    return received
+
+
+async def _send(env: TestEnv, content: str) -> int:
+    to = f"[{env.users['hamlet'].id}]"
+    body = assert_success(
+        await env.client("othello").post(
+            "/messages", {"type": "direct", "to": to, "content": content}
+        )
+    )
+    return int(body["id"])
+
+
+async def test_a_publish_whose_reply_was_lost_runs_once(
+    env: TestEnv, relay: CuttableRelay, wake_ups: PubSub, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis ran the publish, and the connection broke before its reply: it is neither
+    sent again nor kept in the outbox to be published again."""
+    queue = await register(env, env.users["hamlet"], event_types=["message"])
+    relay.lose_reply_to(b"PUBLISH")
+    sent = await _send(env, "once")
+    assert await relay_event_outbox(env.services) == 0
+    assert [m["id"] for m in await _messages(env, queue["queue_id"])] == [sent]
+    assert await _received(wake_ups) == [queue["queue_id"].encode()]
+    assert any("reply was lost" in r.getMessage() for r in caplog.records)
+    assert not any("event bus unreachable" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_publish_redis_never_got_is_published_from_the_outbox_once(
+    env: TestEnv, relay: CuttableRelay, wake_ups: PubSub, caplog: pytest.LogCaptureFixture
+) -> None:
+    queue = await register(env, env.users["hamlet"], event_types=["message"])
+    relay.drop_request_with(b"PUBLISH")
+    sent = await _send(env, "kept")
+    assert await _received(wake_ups) == []
+    assert any("event bus unreachable" in r.getMessage() for r in caplog.records)
+    # Only that connection was dropped: the outbox's publish goes through.
+    assert await relay_event_outbox(env.services) >= 1
+    assert [m["id"] for m in await _messages(env, queue["queue_id"])] == [sent]
+    assert await _received(wake_ups) == [queue["queue_id"].encode()]

@@ -7,7 +7,8 @@ Keys (``ns`` is the namespace, ``hubbub`` by default):
   (``<time>:<digest>``) and the size of the events it holds (``bytes``);
 - ``ns:qe:<id>``: list of the queue's events (JSON with their ids), oldest first;
 - ``ns:uq:<user_id>``: set of the user's queue ids (for delivery);
-- ``ns:queues``: sorted set of queue ids scored by when they expire unless used again.
+- ``ns:queues``: sorted set of queue ids scored by when they expire unless used again;
+- ``ns:published:<token>``: the mark of one publish, kept for a minute.
 A poll waits on a per-process wake-up, fed by one pub/sub subscription on ``ns:wake``,
 whose messages name the queues woken, separated by spaces; a poll announcing itself (to
 end older polls of its queue) names its queue as ``<id>@<token>``, so that it does not
@@ -45,9 +46,13 @@ from hubbub.events.queues import (
     queues_to_evict,
 )
 from hubbub.events.redis_scripts import MEMBERS, POLL, PUSH, READ_WOKEN, REMEMBER
-from hubbub.redis_connection import read_again
+from hubbub.redis_connection import UNREACHABLE, read_again
 
 logger = logging.getLogger("hubbub.events")
+
+# Seconds the mark of a publish's transaction is kept: long enough to ask for it after
+# its reply was lost (``RedisEventBus._push_and_wake``).
+PUBLISHED_MARK_SECONDS = 60
 
 
 def _text(raw: object) -> str:
@@ -326,17 +331,32 @@ class RedisEventBus:
         self, pushes: list[tuple[list[str], list[str | int]]], woken: list[str]
     ) -> list[bytes]:
         """Run the pushes and one wake-up message naming every woken queue, in one round
-        trip; the hashes of the queues found too full. Never sent twice: if the
-        connection breaks, Redis may have run it."""
-        async with self.redis.pipeline(transaction=False) as pipe:
+        trip; the hashes of the queues found too full.
+
+        Never sent twice, yet not given up when only its reply was lost: it runs as one
+        transaction that also sets a mark of its own, so whether Redis ran it is known by
+        asking for the mark on a fresh connection. If it ran, the events are delivered
+        (the queues it found too full then wait for the next push to report them again);
+        if not, the error goes to the caller (``Services.publish_committed`` keeps the
+        events in the outbox, to be published once Redis answers)."""
+        mark = f"{self.ns}:published:{secrets.token_hex(8)}"
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(mark, 1, ex=PUBLISHED_MARK_SECONDS)
             for keys, bodies in pushes:
                 # Sent whole (EVAL, which Redis looks up by its SHA-1 and compiles once):
                 # redis-py would otherwise first check that the pipeline's scripts are
                 # loaded, a round trip more per publish.
                 pipe.eval(PUSH, len(keys), *keys, *bodies)
             pipe.publish(f"{self.ns}:wake", " ".join(woken))
-            replies = await pipe.execute()
-        return [key for reply in replies[:-1] for key in reply]
+            try:
+                replies = await pipe.execute()
+            except UNREACHABLE:
+                ran: int = await read_again(lambda: self.redis.exists(mark))
+                if ran:
+                    logger.warning("event bus: a publish's reply was lost; Redis had run it")
+                    return []
+                raise
+        return [key for reply in replies[1:-1] for key in reply]
 
     async def _drop_overfull(self, hashes: list[bytes]) -> None:
         """Remove the queues a push found too full (``redis_scripts.PUSH``): their clients
