@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 from redis.asyncio.client import PubSub
 
+from hubbub.events.bus import Notice
+from hubbub.events.redis_bus import RedisEventBus
 from hubbub.redis_connection import connect_redis
 from hubbub.settings import Settings
 from hubbub.workers.event_outbox import relay_event_outbox
@@ -135,3 +137,41 @@ async def test_a_publish_redis_never_got_is_published_from_the_outbox_once(
     assert await relay_event_outbox(env.services) >= 1
     assert [m["id"] for m in await _messages(env, queue["queue_id"])] == [sent]
     assert await _received(wake_ups) == [queue["queue_id"].encode()]
+
+
+async def test_a_poll_whose_wake_up_was_lost_with_the_subscription_is_answered(
+    settings: Settings, relay: CuttableRelay
+) -> None:
+    """A wake-up published while a process's subscription is down reaches nobody; once it
+    has subscribed again, its waiting polls look at their queues again instead of waiting
+    for their heartbeat."""
+    redis = with_test_redis(settings.with_(heartbeat_seconds=30))
+    url = urlsplit(redis.redis_url)
+    through_relay = url._replace(netloc=f"127.0.0.1:{relay.port}").geturl()
+    async with running_env(redis.with_(redis_url=through_relay)) as env:
+        hamlet = env.users["hamlet"]
+        queue = await register(env, hamlet, event_types=["realm_user"])
+        poll = asyncio.create_task(
+            env.client("hamlet").get(
+                "/events", {"queue_id": queue["queue_id"], "last_event_id": -1}
+            )
+        )
+        await asyncio.sleep(0.3)
+        assert not poll.done()
+        relay.cut()
+        # Another process publishes meanwhile, straight to Redis.
+        client = connect_redis(redis.redis_url)
+        other = RedisEventBus(client, env.services.clock, namespace=redis.redis_namespace)
+        try:
+            event = {
+                "type": "realm_user",
+                "op": "update",
+                "person": {"user_id": hamlet.id, "full_name": "Hamlet II"},
+            }
+            await other.publish([Notice(env.realm.id, event, (hamlet.id,))])
+        finally:
+            await client.aclose()
+        await asyncio.sleep(0.5)
+        relay.restore()
+        body = assert_success(await asyncio.wait_for(poll, 10))
+        assert [e["type"] for e in body["events"]] == ["realm_user"]

@@ -138,8 +138,13 @@ class RedisEventBus:
                 await asyncio.sleep(0.5)
                 continue
             if lost:
+                # Wake-ups published while the subscription was down reached nobody: every
+                # waiting poll looks at its queue again.
                 logger.warning("event bus: subscribed to Redis again")
                 lost = False
+                for waiters in self._waiters.values():
+                    for waiter in waiters:
+                        wake_soon(waiter)
             if message is None or message["type"] != "message":
                 continue
             data: bytes = message["data"]
