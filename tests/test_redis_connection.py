@@ -11,14 +11,18 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hubbub import redis_connection
+from hubbub.clock import SystemClock
+from hubbub.events.redis_bus import RedisEventBus
 from hubbub.redis_connection import check_redis_url, connect_redis, read_again
 from hubbub.settings import Settings
 from tests.helpers import drop_redis_namespace, redis_url_or_skip, running_env, with_test_redis
@@ -175,6 +179,37 @@ async def test_a_connection_redis_closed_is_replaced(redis: Redis) -> None:
     replacement = await redis.client_id()
     assert replacement != first
     assert await redis.client_id() == replacement
+
+
+async def test_the_bus_stops_listening_even_when_its_cancellation_is_lost(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Python 3.11 redis-py can lose a cancellation (its ``asyncio.wait_for`` around a
+    write returns the write's result when both come at once): the bus's listener, a loop,
+    must end all the same when the bus closes."""
+    original = PubSub.get_message
+    lost: list[bool] = []
+
+    async def losing_the_first_cancellation(self: PubSub, **kwargs: Any) -> Any:
+        try:
+            return await original(self, **kwargs)
+        except asyncio.CancelledError:
+            if lost:
+                raise
+            lost.append(True)
+            return None
+
+    monkeypatch.setattr(PubSub, "get_message", losing_the_first_cancellation)
+    bus = RedisEventBus(redis, SystemClock(), namespace=f"test-{uuid.uuid4().hex}")
+    await bus.start()
+    await asyncio.sleep(0.1)
+    closing = asyncio.create_task(bus.close())
+    done, _ = await asyncio.wait({closing}, timeout=5)
+    if not done:  # cancelled again, the listener ends; the test fails
+        closing.cancel()
+        await asyncio.wait({closing})
+    assert lost
+    assert done
 
 
 async def _namespace_keys(redis: Redis, namespace: str) -> list[bytes]:

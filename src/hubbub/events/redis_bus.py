@@ -94,6 +94,7 @@ class RedisEventBus:
         self._listener: asyncio.Task[None] | None = None
         self._pubsub: PubSub | None = None
         self._releasing = False
+        self._closing = False
 
     async def release_polls(self) -> None:
         self._releasing = True
@@ -124,7 +125,11 @@ class RedisEventBus:
 
     async def _listen(self, pubsub: PubSub) -> None:
         lost = False
-        while True:
+        # Stopped by ``close`` with this flag as well as by cancelling: on Python 3.11 a
+        # cancellation that comes as redis-py finishes a write is lost (its
+        # ``asyncio.wait_for`` returns the write's result instead), and the listener
+        # would go on reading for ever.
+        while not self._closing:
             try:
                 # After a failure redis-py connects again and subscribes again on the next
                 # read.
@@ -197,6 +202,7 @@ class RedisEventBus:
                     self._read_for[waiter] = read
 
     async def close(self) -> None:
+        self._closing = True
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
