@@ -172,7 +172,7 @@ async def test_a_connection_redis_closed_is_replaced(redis: Redis) -> None:
     first = await redis.client_id()
     other = connect_redis(redis_url_or_skip())
     try:
-        assert await other.client_kill_filter(_id=first) == 1
+        assert await other.client_kill_filter(_id=str(first)) == 1
     finally:
         await other.aclose()
     await asyncio.sleep(0.1)  # the close reaches the client

@@ -119,7 +119,9 @@ async def test_a_publish_whose_reply_was_lost_runs_once(
     relay.lose_reply_to(b"PUBLISH")
     sent = await _send(env, "once")
     assert await relay_event_outbox(env.services) == 0
-    assert [m["id"] for m in await _messages(env, queue["queue_id"])] == [sent]
+    assert [
+        e["message"]["id"] for e in await env.events("hamlet", queue["queue_id"], types=["message"])
+    ] == [sent]
     assert await _received(wake_ups) == [queue["queue_id"].encode()]
     assert any("reply was lost" in r.getMessage() for r in caplog.records)
     assert not any("event bus unreachable" in r.getMessage() for r in caplog.records)
@@ -135,7 +137,9 @@ async def test_a_publish_redis_never_got_is_published_from_the_outbox_once(
     assert any("event bus unreachable" in r.getMessage() for r in caplog.records)
     # Only that connection was dropped: the outbox's publish goes through.
     assert await relay_event_outbox(env.services) >= 1
-    assert [m["id"] for m in await _messages(env, queue["queue_id"])] == [sent]
+    assert [
+        e["message"]["id"] for e in await env.events("hamlet", queue["queue_id"], types=["message"])
+    ] == [sent]
     assert await _received(wake_ups) == [queue["queue_id"].encode()]
 
 

@@ -218,7 +218,7 @@ async def test_a_poll_waits_after_one_round_trip(
 
         async def counting_command(*args: Any, **kwargs: Any) -> Any:
             calls.append(str(args[0]))
-            return await execute_command(*args, **kwargs)
+            return await execute_command(*args, **kwargs)  # type: ignore[no-untyped-call]
 
         def counting_pipeline(*args: Any, **kwargs: Any) -> Any:
             calls.append("pipeline")
