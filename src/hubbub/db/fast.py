@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine.interfaces import Dialect
@@ -92,8 +92,6 @@ _COMPILED: dict[tuple[int, str], tuple[sa.Select[Any], _Compiled | None]] = {}
 # costs a compilation each time but cannot grow the cache without bound.
 _COMPILED_MAX = 1_000
 _PLAIN_READS = ("autocommit", "read_committed")
-# What the drivers raise for a statement; SQLAlchemy's DBAPIError wraps them.
-_DRIVER_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, asyncpg.PostgresError)
 
 
 def _compiled(statement: sa.Select[Any], dialect: Dialect) -> _Compiled | None:
@@ -204,11 +202,23 @@ async def fetch_rows(
                 return compiled.rows(await driver.fetch_all_long(compiled.sql, values))
             return compiled.rows(driver.fetch_all(compiled.sql, values))
         rows: Sequence[Sequence[Any]] = await driver.fetch(compiled.sql, *values)
-    except _DRIVER_ERRORS as exc:
+    except Exception as exc:
+        if not _is_driver_error(exc):
+            raise
         # As SQLAlchemy would raise it: callers tell errors apart by its classes (an id
         # beyond a 32-bit column is a 400 in ``api/endpoint.py``, not a 500).
         raise sa.exc.DBAPIError.instance(compiled.sql, values, exc, Exception) from exc
     return rows
+
+
+def _is_driver_error(exc: Exception) -> bool:
+    """Whether a driver raised ``exc`` for a statement (SQLAlchemy's DBAPIError wraps
+    those). asyncpg is looked up, not imported: it is loaded once PostgreSQL's driver is
+    in use, and an embedded server, which never uses it, does not pay for its import."""
+    if isinstance(exc, sqlite3.Error):
+        return True
+    asyncpg = sys.modules.get("asyncpg")
+    return asyncpg is not None and isinstance(exc, asyncpg.PostgresError)
 
 
 async def fetch_value(
